@@ -1,0 +1,91 @@
+/* volley base API: status codes, version, allocator hooks, SIMD backend, pair buffers. */
+#ifndef VOLLEY_BASE_H
+#define VOLLEY_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <volley/version.h>
+
+#if defined(_WIN32) && defined(VOLLEY_SHARED)
+#  if defined(VOLLEY_BUILDING)
+#    define VL_API __declspec(dllexport)
+#  else
+#    define VL_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define VL_API __attribute__((visibility("default")))
+#else
+#  define VL_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every fallible call returns a vl_status. On any VL_ERR_* the call changed nothing,
+ * except the batched queries, which answer every valid query and mark each invalid one a miss
+ * (VL_ERR_INVALID_QUERY). */
+typedef enum vl_status {
+    VL_OK = 0,
+    VL_ERR_INVALID_ARGUMENT = 1, /* NULL where an array or object is needed, zero where a count must be positive */
+    VL_ERR_INVALID_FLAGS = 2,    /* unknown flag bits or enum value */
+    VL_ERR_OUT_OF_MEMORY = 3,    /* the allocator hook returned NULL; nothing leaked, nothing changed */
+    VL_ERR_INVALID_BOUNDS = 4,   /* NaN coordinate or min > max in a box */
+    VL_ERR_INVALID_QUERY = 5,    /* some queries of a batch were invalid: they were answered as misses */
+    VL_ERR_INVALID_HANDLE = 6,   /* unknown or removed handle */
+    VL_ERR_DUPLICATE_HANDLE = 7, /* the same handle twice in one batch */
+    VL_ERR_TOO_LARGE = 8,        /* a count or size past what the structure can index */
+    VL_ERR_INVALID_GEOMETRY = 9  /* NaN or infinite vertex, index out of range */
+} vl_status;
+
+/* A static English string naming the status; never NULL ("unknown status" for bad values). */
+VL_API const char* vl_status_string(vl_status status);
+
+/* VL_VERSION (from version.h) of the library actually linked. */
+VL_API uint32_t vl_version(void);
+VL_API const char* vl_version_string(void);
+
+/* The SIMD flavour the library was built with: "avx2", "sse4.1", "sse2", "neon" or "portable". */
+VL_API const char* vl_simd_backend(void);
+/* Lanes of the widest float vector the hot loops use: 8 for avx2, 4 otherwise. */
+VL_API uint32_t vl_simd_width(void);
+
+/* Allocator hooks. alloc returns memory aligned to `alignment` (a power of two, at most 4096)
+ * or NULL; free receives the size and alignment that were asked for. All of volley's memory goes
+ * through these hooks, so vl_bytes_in_use() counts it exactly. Set them before creating any
+ * object: memory is always returned to the hooks that allocated it only if they stay in place. */
+typedef struct vl_allocator {
+    void* (*alloc)(size_t size, size_t alignment, void* user);
+    void (*free)(void* ptr, size_t size, size_t alignment, void* user);
+    void* user;
+} vl_allocator;
+
+/* NULL restores the default (aligned malloc). A hook table with a NULL function is rejected. */
+VL_API vl_status vl_set_allocator(const vl_allocator* allocator);
+VL_API vl_allocator vl_get_allocator(void);
+/* Bytes currently allocated by volley through the hooks (thread-safe counter). */
+VL_API size_t vl_bytes_in_use(void);
+
+/* Pairs of indices or handles, a < b where the call says so. */
+typedef struct vl_pair {
+    uint32_t a, b;
+} vl_pair;
+
+/* A growable array of pairs. Zero-initialise it; calls that take one append to it and grow it
+ * through the allocator hooks; set count = 0 to reuse the storage; free it with vl_pair_buffer_free. */
+typedef struct vl_pair_buffer {
+    vl_pair* pairs;
+    uint32_t count, capacity;
+} vl_pair_buffer;
+
+/* Grows the buffer so that it holds at least `capacity` pairs; keeps its contents. */
+VL_API vl_status vl_pair_buffer_reserve(vl_pair_buffer* buffer, uint32_t capacity);
+/* Releases the storage and zeroes the buffer; NULL is fine. */
+VL_API void vl_pair_buffer_free(vl_pair_buffer* buffer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,62 @@
+/* volley plain data types: boxes, rays, hits, spheres, sweeps. No behaviour, no hidden state. */
+#ifndef VOLLEY_TYPES_H
+#define VOLLEY_TYPES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An axis-aligned box with inclusive bounds: two boxes overlap when their closed intervals
+ * overlap on all three axes (touching counts). Infinite bounds are valid; NaN and min > max are not. */
+typedef struct vl_aabb {
+    float min[3], max[3];
+} vl_aabb;
+
+/* A ray or segment: position = origin + t * dir for t in [tmin, tmax]. dir need not be unit
+ * length; tmax may be INFINITY. Valid when every field is non-NaN, origin and dir are finite,
+ * dir is not zero and 0 <= tmin <= tmax. */
+typedef struct vl_ray {
+    float origin[3], tmin;
+    float dir[3], tmax;
+} vl_ray;
+
+/* The answer to a ray or sweep: prim == VL_NO_HIT on a miss (t is then INFINITY). For triangles
+ * (u, v) are the barycentric coordinates of the hit; for boxes they are 0. */
+typedef struct vl_hit {
+    float t;
+    uint32_t prim;
+    float u, v;
+} vl_hit;
+
+#define VL_NO_HIT 0xFFFFFFFFu
+
+typedef struct vl_sphere {
+    float center[3], radius;
+} vl_sphere;
+
+/* A moving sphere: center + t * dir for t in [0, tmax]. */
+typedef struct vl_sphere_sweep {
+    float center[3], radius;
+    float dir[3], tmax;
+} vl_sphere_sweep;
+
+/* A moving box: box translated by t * dir for t in [0, tmax]. */
+typedef struct vl_box_sweep {
+    vl_aabb box;
+    float dir[3], tmax;
+} vl_box_sweep;
+
+/* Query flags. */
+#define VL_RAY_CLOSEST 0u /* the nearest hit (default) */
+#define VL_RAY_ANY 1u     /* occlusion: any hit ends the ray; hit.t is the first one found */
+
+/* Broadphase object flags. */
+#define VL_STATIC 1u /* never moves; static objects never pair with each other */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

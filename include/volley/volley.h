@@ -1,0 +1,8 @@
+/* volley: batched incoherent spatial queries. Include this one header. */
+#ifndef VOLLEY_VOLLEY_H
+#define VOLLEY_VOLLEY_H
+
+#include <volley/base.h>
+#include <volley/types.h>
+
+#endif

@@ -1,0 +1,77 @@
+/* Allocator hooks and the counter of bytes in use. */
+#include "core/alloc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void* default_alloc(size_t size, size_t alignment, void* user) {
+    (void)user;
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    size_t rounded = (size + alignment - 1) & ~(alignment - 1); /* C11 asks for a multiple */
+    return rounded < size ? NULL : aligned_alloc(alignment, rounded);
+}
+
+static void default_free(void* ptr, size_t size, size_t alignment, void* user) {
+    (void)size, (void)alignment, (void)user;
+    free(ptr);
+}
+
+static vl_allocator g_allocator = {default_alloc, default_free, NULL};
+static atomic_size_t g_bytes_in_use;
+
+vl_status vl_set_allocator(const vl_allocator* allocator) {
+    if (!allocator) {
+        g_allocator = (vl_allocator){default_alloc, default_free, NULL};
+        return VL_OK;
+    }
+    if (!allocator->alloc || !allocator->free) return VL_ERR_INVALID_ARGUMENT;
+    g_allocator = *allocator;
+    return VL_OK;
+}
+
+vl_allocator vl_get_allocator(void) { return g_allocator; }
+
+size_t vl_bytes_in_use(void) { return atomic_load_explicit(&g_bytes_in_use, memory_order_relaxed); }
+
+void* vl_mem_alloc(size_t size) {
+    if (size == 0) return NULL;
+    void* ptr = g_allocator.alloc(size, VL_ALIGNMENT, g_allocator.user);
+    if (ptr) atomic_fetch_add_explicit(&g_bytes_in_use, size, memory_order_relaxed);
+    return ptr;
+}
+
+void* vl_mem_calloc(size_t size) {
+    void* ptr = vl_mem_alloc(size);
+    if (ptr) memset(ptr, 0, size);
+    return ptr;
+}
+
+void vl_mem_free(void* ptr, size_t size) {
+    if (!ptr) return;
+    g_allocator.free(ptr, size, VL_ALIGNMENT, g_allocator.user);
+    atomic_fetch_sub_explicit(&g_bytes_in_use, size, memory_order_relaxed);
+}
+
+vl_status vl_array_reserve(void** data, uint32_t* capacity, uint32_t keep, uint64_t needed, size_t elem_size) {
+    if (needed <= *capacity) return VL_OK;
+    if (needed > UINT32_MAX) return VL_ERR_TOO_LARGE;
+    uint64_t grown = (uint64_t)*capacity * 2;
+    if (grown < needed) grown = needed;
+    if (grown < 16) grown = 16;
+    if (grown > UINT32_MAX) grown = UINT32_MAX;
+    if (grown > SIZE_MAX / elem_size) return VL_ERR_TOO_LARGE;
+    void* fresh = vl_mem_alloc((size_t)grown * elem_size);
+    if (!fresh) return VL_ERR_OUT_OF_MEMORY;
+    if (*data && keep) memcpy(fresh, *data, (size_t)keep * elem_size);
+    vl_mem_free(*data, (size_t)*capacity * elem_size);
+    *data = fresh;
+    *capacity = (uint32_t)grown;
+    return VL_OK;
+}
+
+void vl_array_free(void** data, uint32_t* capacity, size_t elem_size) {
+    vl_mem_free(*data, (size_t)*capacity * elem_size);
+    *data = NULL;
+    *capacity = 0;
+}

@@ -1,0 +1,23 @@
+/* vl_pair_buffer: the growable output array of every pair-producing call. */
+#include "core/pair_buffer.h"
+
+vl_status vl_pair_buffer_reserve(vl_pair_buffer* buffer, uint32_t capacity) {
+    if (!buffer || buffer->count > buffer->capacity || (!buffer->pairs && buffer->capacity))
+        return VL_ERR_INVALID_ARGUMENT;
+    return vl_array_reserve((void**)&buffer->pairs, &buffer->capacity, buffer->count, capacity, sizeof(vl_pair));
+}
+
+void vl_pair_buffer_free(vl_pair_buffer* buffer) {
+    if (!buffer) return;
+    vl_array_free((void**)&buffer->pairs, &buffer->capacity, sizeof(vl_pair));
+    buffer->count = 0;
+}
+
+vl_status vl_pair_buffer_push(vl_pair_buffer* buffer, uint32_t a, uint32_t b) {
+    if (buffer->count == buffer->capacity) {
+        vl_status status = vl_pair_buffer_reserve(buffer, buffer->count + 1u);
+        if (status != VL_OK) return status;
+    }
+    buffer->pairs[buffer->count++] = (vl_pair){a, b};
+    return VL_OK;
+}
