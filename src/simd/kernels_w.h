@@ -86,8 +86,8 @@ VL_INLINE VF VL_K(slab_parallel)(const RAYV* r, const BOXV* b, VF* tnear) {
         VF d2 = VL_V(sub)(b->max[a], r->origin[a]);
         VF t1 = VL_V(mul)(d1, inv), t2 = VL_V(mul)(d2, inv);
         outside = VL_V(or)(outside, VL_V(and)(parallel, VL_V(or)(VL_V(gt)(d1, zero), VL_V(lt)(d2, zero))));
-        /* 0 is neutral for tn because tmin >= 0 */
-        tn = VL_V(max)(tn, VL_V(andnot)(VL_V(min)(t1, t2), parallel));
+        /* where parallel and inside, min(t1, t2) = d1 <= 0 <= tmin: neutral, no select needed */
+        tn = VL_V(max)(tn, VL_V(min)(t1, t2));
         tf = VL_V(min)(tf, VL_V(select)(parallel, inf, VL_V(max)(t1, t2)));
     }
     *tnear = tn;
@@ -110,7 +110,8 @@ VL_INLINE VI VL_K(float_to_sortable)(VF f) {
 }
 
 /* One ray against `count` boxes: tnear_out[i] = entry t into box i, or INFINITY on a miss
- * (tnear_out holds vl_round_up8(count) floats). Returns the number of boxes hit. */
+ * (tnear_out holds vl_round_up8(count) floats; the lanes past count up to the next multiple of
+ * VL_W get INFINITY). Returns the number of boxes hit. */
 static inline uint32_t VL_K(ray_vs_boxes)(const vl_ray_prep* ray, const vl_boxes_soa* boxes, uint32_t count,
                                           float* tnear_out) {
     const RAYV r = VL_K(ray_broadcast)(ray);

@@ -1,0 +1,304 @@
+/* Ray-box and box-box kernels at 4 and 8 lanes, in both shapes (one ray against N boxes, N rays
+ * against one box), against two oracles:
+ *  - a scalar mirror of the slab arithmetic (float, same operations): hit flags and entry t must
+ *    agree bit for bit, on random and special inputs (signed zeros, infinities, denormal and
+ *    huge directions, zero-width and infinite boxes, faces through the ray's origin);
+ *  - a geometric oracle in double precision on moderate random scenes: where the double answer
+ *    is clear by a margin, the kernel must give it, and its entry t must be within 1e-5 relative. */
+#include "simd/kernels.h"
+#include "test_util.h"
+
+/* Scalar mirror of the slab test: parallel axes exact, the rest as the kernels compute them. */
+static int ref_slab(const vl_ray_prep* r, const float bmin[3], const float bmax[3], float* tnear) {
+    float tn = r->tmin, tf = r->tmax;
+    for (int a = 0; a < 3; a++) {
+        if (r->parallel & (1u << a)) {
+            if (r->origin[a] < bmin[a] || r->origin[a] > bmax[a]) return 0;
+            continue;
+        }
+        float t1 = (bmin[a] - r->origin[a]) * r->inv_dir[a];
+        float t2 = (bmax[a] - r->origin[a]) * r->inv_dir[a];
+        float lo = t1 < t2 ? t1 : t2, hi = t1 < t2 ? t2 : t1;
+        if (lo > tn) tn = lo;
+        if (hi < tf) tf = hi;
+    }
+    *tnear = tn;
+    return tn <= tf;
+}
+
+/* Geometry in double: [entry, exit] of the ray's line inside the box, clipped to [tmin, tmax]. */
+static void geo_slab(const vl_ray* r, const float bmin[3], const float bmax[3], double* tn, double* tf) {
+    *tn = r->tmin;
+    *tf = r->tmax;
+    for (int a = 0; a < 3; a++) {
+        double o = r->origin[a], d = r->dir[a];
+        if (d == 0) {
+            if (o < bmin[a] || o > bmax[a]) *tn = INFINITY, *tf = -INFINITY;
+            continue;
+        }
+        double t1 = (bmin[a] - o) / d, t2 = (bmax[a] - o) / d;
+        *tn = fmax(*tn, fmin(t1, t2));
+        *tf = fmin(*tf, fmax(t1, t2));
+    }
+}
+
+static float pick_coord(test_rng* rng, int special) {
+    if (special && test_u32(rng, 4) == 0) {
+        float f = test_special_floats[test_u32(rng, TEST_SPECIAL_COUNT)];
+        return isinf(f) ? 0.0f : f; /* origins and directions are finite */
+    }
+    return test_float(rng, -10.0f, 10.0f);
+}
+
+static vl_ray random_ray(test_rng* rng, int special) {
+    vl_ray r;
+    for (int a = 0; a < 3; a++) {
+        r.origin[a] = pick_coord(rng, special);
+        r.dir[a] = pick_coord(rng, special);
+        uint32_t k = test_u32(rng, 10);
+        if (k == 0) r.dir[a] = 0.0f;
+        if (k == 1) r.dir[a] = -0.0f;
+        if (special && k == 2) r.dir[a] = 1e-40f; /* denormal: parallel */
+        if (special && k == 3) r.dir[a] = -1e-30f; /* tiny but normal: not parallel */
+    }
+    if (r.dir[0] == 0 && r.dir[1] == 0 && r.dir[2] == 0) r.dir[test_u32(rng, 3)] = 1.0f;
+    r.tmin = test_u32(rng, 3) == 0 ? test_float(rng, 0.0f, 2.0f) : 0.0f;
+    r.tmax = test_u32(rng, 3) == 0 ? INFINITY : r.tmin + test_float(rng, 0.0f, 40.0f);
+    return r;
+}
+
+/* A random box; with `special`, zero-width axes, infinite bounds and faces through `through`. */
+static void random_box(test_rng* rng, int special, const float through[3], float bmin[3], float bmax[3]) {
+    for (int a = 0; a < 3; a++) {
+        float c = test_float(rng, -10.0f, 10.0f), h = test_float(rng, 0.0f, 4.0f);
+        bmin[a] = c - h;
+        bmax[a] = c + h;
+        if (!special) continue;
+        switch (test_u32(rng, 8)) {
+        case 0: bmin[a] = bmax[a] = c; break;
+        case 1: bmin[a] = -INFINITY; break;
+        case 2: bmax[a] = INFINITY; break;
+        case 3: bmin[a] = through[a]; if (bmax[a] < bmin[a]) bmax[a] = bmin[a]; break;
+        case 4: bmax[a] = through[a]; if (bmin[a] > bmax[a]) bmin[a] = bmax[a]; break;
+        case 5: bmin[a] = -1e30f, bmax[a] = 1e30f; break;
+        default: break;
+        }
+    }
+}
+
+typedef struct soa_store {
+    float* f[8];
+    uint32_t n;
+} soa_store;
+
+static soa_store soa_alloc(uint32_t n) {
+    soa_store s = {.n = vl_round_up8(n)};
+    for (int k = 0; k < 8; k++) s.f[k] = calloc(s.n, sizeof(float));
+    return s;
+}
+
+static void soa_free(soa_store* s) {
+    for (int k = 0; k < 8; k++) free(s->f[k]);
+}
+
+static vl_boxes_soa as_boxes(const soa_store* s) {
+    return (vl_boxes_soa){{s->f[0], s->f[1], s->f[2]}, {s->f[3], s->f[4], s->f[5]}};
+}
+
+static vl_rays_soa as_rays(const soa_store* s, float* tmin, float* tmax) {
+    (void)tmin, (void)tmax;
+    return (vl_rays_soa){{s->f[0], s->f[1], s->f[2]}, {s->f[3], s->f[4], s->f[5]}, s->f[6], s->f[7]};
+}
+
+static uint64_t g_geo_decided, g_geo_total;
+
+/* Compares one kernel answer (hit when tnear < INFINITY) with both oracles. */
+static void check_answer(const vl_ray* ray, const vl_ray_prep* prep, const float bmin[3], const float bmax[3],
+                         float kernel_t, int geometric, const char* what) {
+    float ref_t = INFINITY;
+    int ref_hit = ref_slab(prep, bmin, bmax, &ref_t);
+    int hit = kernel_t < INFINITY || (ref_hit && ref_t == INFINITY);
+    CHECK(hit == ref_hit, "%s: hit %d, mirror %d (o %g %g %g d %g %g %g)", what, hit, ref_hit, ray->origin[0],
+          ray->origin[1], ray->origin[2], ray->dir[0], ray->dir[1], ray->dir[2]);
+    if (hit && ref_hit) CHECK(kernel_t == ref_t, "%s: t %.9g, mirror %.9g", what, kernel_t, ref_t);
+    if (!geometric) return;
+    double tn, tf;
+    geo_slab(ray, bmin, bmax, &tn, &tf);
+    double margin = 1e-4 * (1.0 + (isinf(tn) ? 0 : fabs(tn)) + (isinf(tf) ? 0 : fabs(tf)));
+    g_geo_total++;
+    if (tf - tn > margin) {
+        g_geo_decided++;
+        CHECK(hit, "%s: geometric hit [%g, %g] missed", what, tn, tf);
+        if (hit) CHECK(fabs(kernel_t - tn) <= 1e-5 * (1.0 + fabs(tn)), "%s: t %.9g, exact %.9g", what, kernel_t, tn);
+    } else if (tn - tf > margin) {
+        g_geo_decided++;
+        CHECK(!hit, "%s: geometric miss [%g, %g] hit", what, tn, tf);
+    }
+}
+
+static void test_ray_vs_boxes(test_rng* rng, int special, uint32_t rounds) {
+    static const uint32_t counts[] = {1, 3, 4, 7, 8, 9, 37, 256};
+    for (uint32_t round = 0; round < rounds; round++) {
+        uint32_t n = counts[round % 8];
+        vl_ray ray = random_ray(rng, special);
+        vl_ray_prep prep = vl_ray_prepare(&ray);
+        soa_store s = soa_alloc(n);
+        float *t4 = calloc(s.n, sizeof(float)), *t8 = calloc(s.n, sizeof(float));
+        for (uint32_t i = 0; i < n; i++) {
+            float bmin[3], bmax[3];
+            random_box(rng, special, ray.origin, bmin, bmax);
+            for (int a = 0; a < 3; a++) s.f[a][i] = bmin[a], s.f[3 + a][i] = bmax[a];
+        }
+        vl_boxes_soa boxes = as_boxes(&s);
+        uint32_t hits4 = vl_k4_ray_vs_boxes(&prep, &boxes, n, t4);
+        uint32_t hits8 = vl_k8_ray_vs_boxes(&prep, &boxes, n, t8);
+        uint32_t want_hits = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            float bmin[3] = {s.f[0][i], s.f[1][i], s.f[2][i]}, bmax[3] = {s.f[3][i], s.f[4][i], s.f[5][i]};
+            float ref_t;
+            want_hits += (uint32_t)ref_slab(&prep, bmin, bmax, &ref_t);
+            check_answer(&ray, &prep, bmin, bmax, t4[i], !special, "ray_vs_boxes w4");
+            check_answer(&ray, &prep, bmin, bmax, t8[i], !special, "ray_vs_boxes w8");
+        }
+        for (uint32_t i = n; i < ((n + 3u) & ~3u); i++) CHECK(t4[i] == INFINITY, "w4 tail lane %u: %g", i, t4[i]);
+        for (uint32_t i = n; i < s.n; i++) CHECK(t8[i] == INFINITY, "w8 tail lane %u: %g", i, t8[i]);
+        CHECK(hits4 == want_hits && hits8 == want_hits, "hit counts %u %u want %u", hits4, hits8, want_hits);
+        free(t4), free(t8);
+        soa_free(&s);
+    }
+}
+
+static void test_rays_vs_box(test_rng* rng, int special, uint32_t rounds) {
+    static const uint32_t counts[] = {1, 2, 5, 8, 11, 64, 300};
+    for (uint32_t round = 0; round < rounds; round++) {
+        uint32_t n = counts[round % 7];
+        soa_store s = soa_alloc(n);
+        vl_ray* rays = calloc(n, sizeof(vl_ray));
+        vl_ray_prep* preps = calloc(n, sizeof(vl_ray_prep));
+        int any_parallel = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            rays[i] = random_ray(rng, special);
+            preps[i] = vl_ray_prepare(&rays[i]);
+            any_parallel |= preps[i].parallel != 0;
+            for (int a = 0; a < 3; a++) s.f[a][i] = preps[i].origin[a], s.f[3 + a][i] = preps[i].inv_dir[a];
+            s.f[6][i] = preps[i].tmin;
+            s.f[7][i] = preps[i].tmax;
+        }
+        float bmin[3], bmax[3];
+        random_box(rng, special, rays[0].origin, bmin, bmax);
+        vl_aabb box = {{bmin[0], bmin[1], bmin[2]}, {bmax[0], bmax[1], bmax[2]}};
+        vl_rays_soa soa = as_rays(&s, NULL, NULL);
+        float *t4 = calloc(s.n, sizeof(float)), *t8 = calloc(s.n, sizeof(float));
+        uint32_t hits4 = vl_k4_rays_vs_box(&soa, n, any_parallel, &box, t4);
+        uint32_t hits8 = vl_k8_rays_vs_box(&soa, n, any_parallel, &box, t8);
+        uint32_t want_hits = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            float ref_t;
+            want_hits += (uint32_t)ref_slab(&preps[i], bmin, bmax, &ref_t);
+            check_answer(&rays[i], &preps[i], bmin, bmax, t4[i], !special, "rays_vs_box w4");
+            check_answer(&rays[i], &preps[i], bmin, bmax, t8[i], !special, "rays_vs_box w8");
+        }
+        CHECK(hits4 == want_hits && hits8 == want_hits, "hit counts %u %u want %u", hits4, hits8, want_hits);
+        free(t4), free(t8), free(rays), free(preps);
+        soa_free(&s);
+    }
+}
+
+/* Hand-made cases whose answers are known exactly. */
+static float one_ray_one_box(vl_ray ray, vl_aabb box) {
+    vl_ray_prep prep = vl_ray_prepare(&ray);
+    soa_store s = soa_alloc(1);
+    for (int a = 0; a < 3; a++) s.f[a][0] = box.min[a], s.f[3 + a][0] = box.max[a];
+    vl_boxes_soa boxes = as_boxes(&s);
+    float t4[8], t8[8];
+    vl_k4_ray_vs_boxes(&prep, &boxes, 1, t4);
+    vl_k8_ray_vs_boxes(&prep, &boxes, 1, t8);
+    soa_free(&s);
+    CHECK(t4[0] == t8[0] || (isnan(t4[0]) && isnan(t8[0])), "widths disagree: %g %g", t4[0], t8[0]);
+    return t4[0];
+}
+
+static void test_known_cases(void) {
+    vl_aabb unit = {{0, 0, 0}, {1, 1, 1}};
+    /* along +x, sliding exactly on the top face: touching counts */
+    CHECK(one_ray_one_box((vl_ray){{-1, 1, 0.5f}, 0, {1, 0, 0}, INFINITY}, unit) == 1.0f, "face-sliding ray");
+    CHECK(one_ray_one_box((vl_ray){{-1, 1, 0.5f}, 0, {1, -0.0f, 0}, INFINITY}, unit) == 1.0f, "-0 direction");
+    CHECK(one_ray_one_box((vl_ray){{-1, 1.0000001f, 0.5f}, 0, {1, 0, 0}, INFINITY}, unit) == INFINITY, "just above");
+    /* on an edge of the box, along it */
+    CHECK(one_ray_one_box((vl_ray){{0, 0, -5}, 0, {0, 0, 1}, INFINITY}, unit) == 5.0f, "along an edge");
+    /* origin inside: entry t is tmin */
+    CHECK(one_ray_one_box((vl_ray){{0.5f, 0.5f, 0.5f}, 0, {0.3f, -0.2f, 0.9f}, 10}, unit) == 0.0f, "inside");
+    CHECK(one_ray_one_box((vl_ray){{0.5f, 0.5f, 0.5f}, 0.25f, {1, 0, 0}, 10}, unit) == 0.25f, "inside, tmin");
+    /* segment too short, and box behind */
+    CHECK(one_ray_one_box((vl_ray){{-3, 0.5f, 0.5f}, 0, {1, 0, 0}, 2.9f}, unit) == INFINITY, "short segment");
+    CHECK(one_ray_one_box((vl_ray){{-3, 0.5f, 0.5f}, 0, {-1, 0, 0}, INFINITY}, unit) == INFINITY, "behind");
+    /* segment ending exactly on the face */
+    CHECK(one_ray_one_box((vl_ray){{-3, 0.5f, 0.5f}, 0, {1, 0, 0}, 3}, unit) == 3.0f, "segment ends on face");
+    /* zero-width box, crossed and slid along */
+    vl_aabb sheet = {{0, 0, 2}, {1, 1, 2}};
+    CHECK(one_ray_one_box((vl_ray){{0.5f, 0.5f, 0}, 0, {0, 0, 2}, INFINITY}, sheet) == 1.0f, "crossing a sheet");
+    CHECK(one_ray_one_box((vl_ray){{-1, 0.5f, 2}, 0, {1, 0, 0}, INFINITY}, sheet) == 1.0f, "in a sheet's plane");
+    vl_aabb point = {{2, 3, 4}, {2, 3, 4}};
+    CHECK(one_ray_one_box((vl_ray){{0, 0, 0}, 0, {2, 3, 4}, INFINITY}, point) == 1.0f, "through a point box");
+    /* infinite ground slab, hit from above and travelled inside */
+    vl_aabb ground = {{-INFINITY, -1, -INFINITY}, {INFINITY, 0, INFINITY}};
+    CHECK(one_ray_one_box((vl_ray){{3, 10, -7}, 0, {0, -2, 0}, INFINITY}, ground) == 5.0f, "ground from above");
+    CHECK(one_ray_one_box((vl_ray){{3, -0.5f, -7}, 0, {1, 0, 1}, INFINITY}, ground) == 0.0f, "inside ground");
+    CHECK(one_ray_one_box((vl_ray){{3, 10, -7}, 0, {1, 0.5f, 1}, INFINITY}, ground) == INFINITY, "away from ground");
+    /* denormal direction component counts as parallel */
+    CHECK(one_ray_one_box((vl_ray){{0.5f, 2, 0.5f}, 0, {1, 1e-40f, 0}, INFINITY}, unit) == INFINITY, "denormal");
+    CHECK(one_ray_one_box((vl_ray){{-1, 0.5f, 0.5f}, 0, {1, 1e-40f, 0}, INFINITY}, unit) == 1.0f, "denormal hit");
+}
+
+/* Box against boxes: exactly the brute-force closed-interval set, in order. */
+static void test_box_vs_boxes(test_rng* rng, uint32_t rounds) {
+    for (uint32_t round = 0; round < rounds; round++) {
+        uint32_t n = 1 + test_u32(rng, 100);
+        int special = round % 2;
+        soa_store s = soa_alloc(n);
+        float qmin[3], qmax[3], zero[3] = {0, 0, 0};
+        random_box(rng, special, zero, qmin, qmax);
+        vl_aabb query = {{qmin[0], qmin[1], qmin[2]}, {qmax[0], qmax[1], qmax[2]}};
+        for (uint32_t i = 0; i < n; i++) {
+            float bmin[3], bmax[3];
+            if (test_u32(rng, 10) == 0) { /* identical, or touching the query exactly */
+                for (int a = 0; a < 3; a++) bmin[a] = qmin[a], bmax[a] = qmax[a];
+                int axis = (int)test_u32(rng, 3);
+                if (test_u32(rng, 2)) bmin[axis] = qmax[axis], bmax[axis] = qmax[axis] + 1;
+            } else {
+                random_box(rng, special, qmin, bmin, bmax);
+            }
+            for (int a = 0; a < 3; a++) s.f[a][i] = bmin[a], s.f[3 + a][i] = bmax[a];
+        }
+        vl_boxes_soa boxes = as_boxes(&s);
+        uint32_t *out4 = calloc(n, sizeof(uint32_t)), *out8 = calloc(n, sizeof(uint32_t));
+        uint32_t n4 = vl_k4_box_vs_boxes(&query, &boxes, n, out4);
+        uint32_t n8 = vl_k8_box_vs_boxes(&query, &boxes, n, out8);
+        uint32_t want = 0, agree4 = 1, agree8 = 1;
+        for (uint32_t i = 0; i < n; i++) {
+            int overlap = 1;
+            for (int a = 0; a < 3; a++) overlap &= qmin[a] <= s.f[3 + a][i] && s.f[a][i] <= qmax[a];
+            if (!overlap) continue;
+            agree4 &= want < n4 && out4[want] == i;
+            agree8 &= want < n8 && out8[want] == i;
+            want++;
+        }
+        CHECK(n4 == want && n8 == want && agree4 && agree8, "box_vs_boxes: %u %u want %u", n4, n8, want);
+        free(out4), free(out8);
+        soa_free(&s);
+    }
+}
+
+int main(void) {
+    test_rng rng = {7};
+    uint32_t rounds = test_scaled(4000);
+    test_known_cases();
+    test_ray_vs_boxes(&rng, 0, rounds);
+    test_ray_vs_boxes(&rng, 1, rounds);
+    test_rays_vs_box(&rng, 0, rounds);
+    test_rays_vs_box(&rng, 1, rounds);
+    test_box_vs_boxes(&rng, rounds);
+    CHECK(g_geo_decided > g_geo_total * 9 / 10, "geometric oracle decided only %llu of %llu",
+          (unsigned long long)g_geo_decided, (unsigned long long)g_geo_total);
+    return test_finish("test_kernels");
+}
