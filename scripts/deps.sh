@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages volley needs, only those missing.
+#   scripts/deps.sh          build, demo and bench (compiler, CMake, SIMDe, Google Benchmark, peers)
+#   scripts/deps.sh --all    also what the full test suite needs (aarch64 cross compiler, qemu-user)
+set -euo pipefail
+
+packages=(cmake make gcc g++ pkg-config libsimde-dev libbenchmark-dev libembree-dev libbullet-dev)
+if [[ "${1:-}" == "--all" ]]; then
+  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+echo "volley: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds volley in every flavour and runs the whole test suite in each, warnings as errors:
+#   native     Release, the best SIMD this machine runs (AVX2 here), full-size cases, + bench build
+#   sse41      Release, SSE4.1 kernels
+#   asan       Debug, AddressSanitizer + UndefinedBehaviorSanitizer, smaller cases
+#   tsan       Debug, ThreadSanitizer, smaller cases
+#   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
+#   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
+#   install    static and shared installs, a consumer built with find_package and with pkg-config
+# Usage: scripts/test.sh [flavour ...]   (default: all of them)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+scripts/deps.sh --all || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+flavours=("$@")
+[[ ${#flavours[@]} -eq 0 ]] && flavours=(native sse41 asan tsan portable aarch64 install)
+
+total_passed=0
+total_failed=0
+failed_flavours=()
+
+# configure + build + ctest one flavour: run_flavour NAME SCALE CMAKE_ARGS...
+run_flavour() {
+  local name=$1 scale=$2
+  shift 2
+  local dir="build/ci-$name"
+  echo "=== $name: configure and build"
+  if ! cmake -S . -B "$dir" -DVOLLEY_WERROR=ON "$@" >"$dir.log" 2>&1 || ! cmake --build "$dir" -j"$jobs" >>"$dir.log" 2>&1; then
+    tail -n 60 "$dir.log"
+    echo "=== $name: BUILD FAILED"
+    total_failed=$((total_failed + 1))
+    failed_flavours+=("$name")
+    return
+  fi
+  echo "=== $name: tests (VOLLEY_TEST_SCALE=$scale)"
+  local out
+  out=$(cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest --output-on-failure -j"$jobs" 2>&1)
+  local rc=$?
+  echo "$out" | grep -E "Test +#|tests passed|Failed|\*\*\*|check failed" | tail -n 80
+  local summary passed failed
+  summary=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of" | tail -n 1)
+  failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+  local count
+  count=$(echo "$summary" | sed -E 's/.* tests failed out of ([0-9]+).*/\1/')
+  if [[ -z "$summary" ]]; then failed=1; count=1; fi
+  passed=$((count - failed))
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+  if [[ $rc -ne 0 || $failed -ne 0 ]]; then failed_flavours+=("$name"); fi
+}
+
+run_install() {
+  echo "=== install: static and shared packages, consumer via find_package and pkg-config"
+  local ok=1 log=build/ci-install.log
+  rm -rf build/ci-install && mkdir -p build/ci-install
+  : >"$log"
+  for kind in static shared; do
+    local shared=OFF
+    [[ $kind == shared ]] && shared=ON
+    local prefix="$root/build/ci-install/prefix-$kind"
+    if ! { cmake -S . -B "build/ci-install/lib-$kind" -DBUILD_SHARED_LIBS=$shared -DVOLLEY_BUILD_TESTS=OFF \
+             -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF -DVOLLEY_WERROR=ON -DCMAKE_INSTALL_PREFIX="$prefix" &&
+           cmake --build "build/ci-install/lib-$kind" -j"$jobs" && cmake --install "build/ci-install/lib-$kind" &&
+           cmake -S tests/consumer -B "build/ci-install/consumer-$kind" -DCMAKE_PREFIX_PATH="$prefix" &&
+           cmake --build "build/ci-install/consumer-$kind" &&
+           LD_LIBRARY_PATH="$prefix/lib" "build/ci-install/consumer-$kind/consumer"; } >>"$log" 2>&1; then
+      echo "install ($kind, find_package): FAILED"; ok=0; continue
+    fi
+    echo "install ($kind, find_package): ok"
+    local pc="$prefix/lib/pkgconfig"
+    [[ -d "$pc" ]] || pc=$(dirname "$(find "$prefix" -name volley.pc | head -n 1)")
+    if ! { cc -std=c11 -Wall -Werror tests/consumer/consumer.c -o "build/ci-install/consumer-pc-$kind" \
+             $(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs volley) &&
+           LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pc" pkg-config --variable=libdir volley)" "build/ci-install/consumer-pc-$kind"; } >>"$log" 2>&1; then
+      echo "install ($kind, pkg-config): FAILED"; ok=0; continue
+    fi
+    echo "install ($kind, pkg-config): ok"
+  done
+  if [[ $ok -eq 1 ]]; then
+    total_passed=$((total_passed + 4))
+  else
+    tail -n 40 "$log"
+    total_failed=$((total_failed + 1))
+    failed_flavours+=(install)
+  fi
+}
+
+mkdir -p build
+for f in "${flavours[@]}"; do
+  case "$f" in
+    native)   run_flavour native 1 -DCMAKE_BUILD_TYPE=Release ;;
+    sse41)    run_flavour sse41 0.5 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF ;;
+    asan)     run_flavour asan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF ;;
+    tsan)     run_flavour tsan 0.05 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF ;;
+    portable) run_flavour portable 0.3 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF ;;
+    aarch64)  run_flavour aarch64 0.1 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+                -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF ;;
+    install)  run_install ;;
+    *) echo "unknown flavour '$f'"; exit 2 ;;
+  esac
+done
+
+echo
+if [[ ${#failed_flavours[@]} -gt 0 ]]; then echo "failed flavours: ${failed_flavours[*]}"; fi
+echo "total: $total_passed passed, $total_failed failed"
+[[ $total_failed -eq 0 ]]
