@@ -40,9 +40,15 @@ int main(void) {
         vl_i4_storeu(k4, vl_k4_float_to_sortable(vl_f4_loadu(in)));
         vl_i4_storeu(k4 + 4, vl_k4_float_to_sortable(vl_f4_loadu(in + 4)));
         vl_i8_storeu(k8, vl_k8_float_to_sortable(vl_f8_loadu(in)));
+        float back4[8], back8[8];
+        vl_f4_storeu(back4, vl_k4_sortable_to_float(vl_i4_loadu(k4)));
+        vl_f4_storeu(back4 + 4, vl_k4_sortable_to_float(vl_i4_loadu(k4 + 4)));
+        vl_f8_storeu(back8, vl_k8_sortable_to_float(vl_i8_loadu(k8)));
         for (int i = 0; i < 8; i++) {
             uint32_t want = vl_float_to_sortable(in[i]);
             CHECK(k4[i] == want && k8[i] == want, "simd key of %g: %08x %08x want %08x", in[i], k4[i], k8[i], want);
+            uint32_t back = test_float_bits(in[i] + 0.0f);
+            CHECK(test_float_bits(back4[i]) == back && test_float_bits(back8[i]) == back, "simd inverse of %g", in[i]);
         }
     }
     return test_finish("test_sortable");

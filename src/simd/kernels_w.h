@@ -109,6 +109,13 @@ VL_INLINE VI VL_K(float_to_sortable)(VF f) {
     return VL_VI(xor)(bits, mask);
 }
 
+/* Floats back from sortable keys: negatives had every bit flipped, positives only the sign bit. */
+VL_INLINE VF VL_K(sortable_to_float)(VI key) {
+    VI negative = VL_VI(eq)(VL_VI(sign_mask)(key), VL_VI(set1)(0)); /* sign bit clear: was negative */
+    VI mask = VL_VI(or)(negative, VL_VI(set1)((int32_t)0x80000000u));
+    return VL_VI(as_f)(VL_VI(xor)(key, mask));
+}
+
 /* One ray against `count` boxes: tnear_out[i] = entry t into box i, or INFINITY on a miss
  * (tnear_out holds vl_round_up8(count) floats; the lanes past count up to the next multiple of
  * VL_W get INFINITY). Returns the number of boxes hit. */
