@@ -6,6 +6,7 @@
 #   tsan       Debug, ThreadSanitizer, smaller cases
 #   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
 #   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
+#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (30)
 #   install    static and shared installs, a consumer built with find_package and with pkg-config
 # Usage: scripts/test.sh [flavour ...]   (default: all of them)
 set -uo pipefail
@@ -14,7 +15,7 @@ root=$(pwd)
 scripts/deps.sh --all || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 flavours=("$@")
-[[ ${#flavours[@]} -eq 0 ]] && flavours=(native sse41 asan tsan portable aarch64 install)
+[[ ${#flavours[@]} -eq 0 ]] && flavours=(native sse41 asan tsan portable aarch64 fuzz install)
 
 total_passed=0
 total_failed=0
@@ -48,6 +49,29 @@ run_flavour() {
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
   if [[ $rc -ne 0 || $failed -ne 0 ]]; then failed_flavours+=("$name"); fi
+}
+
+# libFuzzer on every target of the fuzz build: each must run its time without a failure.
+run_fuzzers() {
+  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-30}
+  [[ -d $dir/fuzz ]] || return
+  for bin in "$dir"/fuzz/fuzz-*; do
+    [[ -x $bin ]] || continue
+    local name corpus
+    name=$(basename "$bin")
+    corpus="$dir/corpus-$name"
+    mkdir -p "$corpus"
+    echo "=== fuzz: $name for ${seconds}s"
+    if "$bin" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$dir/$name-" "$corpus" >"$dir/$name.log" 2>&1; then
+      echo "$name: ok ($(grep -c . "$corpus"/* 2>/dev/null | wc -l) corpus entries)"
+      total_passed=$((total_passed + 1))
+    else
+      tail -n 30 "$dir/$name.log"
+      echo "$name: FAILED (crash input saved beside $dir/$name.log)"
+      total_failed=$((total_failed + 1))
+      failed_flavours+=("$name")
+    fi
+  done
 }
 
 run_install() {
@@ -96,6 +120,9 @@ for f in "${flavours[@]}"; do
     portable) run_flavour portable 0.3 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF ;;
     aarch64)  run_flavour aarch64 0.1 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
                 -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF ;;
+    fuzz)     CC=clang CXX=clang++ run_flavour fuzz 0.1 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLLEY_SANITIZE=address,undefined \
+                -DVOLLEY_BUILD_FUZZ=ON -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF
+              run_fuzzers ;;
     install)  run_install ;;
     *) echo "unknown flavour '$f'"; exit 2 ;;
   esac
