@@ -1,34 +1,14 @@
 /* Fuzzes one-shot box pruning, complete and bipartite, against brute force on boxes from a
  * coarse grid (touching, identical, flat, huge and infinite boxes), with invalid boxes mixed in:
  * those must be refused with VL_ERR_INVALID_BOUNDS and the output left as it was. */
-#include <volley/volley.h>
-
 #include "fuzz_util.h"
 
 #define MAX_BOXES 96
 
-static int box_valid(const vl_aabb* b) {
-    for (int a = 0; a < 3; a++)
-        if (isnan(b->min[a]) || isnan(b->max[a]) || b->min[a] > b->max[a]) return 0;
-    return 1;
-}
-
-static int overlap(const vl_aabb* a, const vl_aabb* b) {
-    for (int k = 0; k < 3; k++)
-        if (a->min[k] > b->max[k] || b->min[k] > a->max[k]) return 0;
-    return 1;
-}
-
-static int pair_cmp(const void* x, const void* y) {
-    const vl_pair *p = x, *q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
-}
-
 static void check_pairs(vl_pair_buffer* got, uint32_t keep, vl_pair* want, uint32_t nwant, const char* what) {
     FUZZ_CHECK(got->count == keep + nwant, "%s: %u pairs, brute force %u", what, got->count - keep, nwant);
-    qsort(got->pairs + keep, nwant, sizeof(vl_pair), pair_cmp);
-    qsort(want, nwant, sizeof(vl_pair), pair_cmp);
+    qsort(got->pairs + keep, nwant, sizeof(vl_pair), fuzz_pair_cmp);
+    qsort(want, nwant, sizeof(vl_pair), fuzz_pair_cmp);
     for (uint32_t i = 0; i < nwant; i++)
         FUZZ_CHECK(got->pairs[keep + i].a == want[i].a && got->pairs[keep + i].b == want[i].b, "%s: pair %u", what, i);
 }
@@ -45,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             boxes[i].min[a] = fuzz_coord(&in);
             boxes[i].max[a] = fuzz_byte(&in) == 3 ? boxes[i].min[a] - 1.0f : boxes[i].min[a] + fabsf(fuzz_coord(&in));
         }
-        valid &= box_valid(&boxes[i]);
+        valid &= fuzz_box_valid(&boxes[i]);
     }
     vl_pair_buffer out = {0};
     /* a pair already in the buffer must stay: calls append */
@@ -60,23 +40,21 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         uint32_t nwant = 0;
         for (uint32_t i = 0; i < n; i++)
             for (uint32_t j = i + 1; j < n; j++)
-                if (overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j};
+                if (fuzz_overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j};
         check_pairs(&out, 1, want, nwant, "complete");
     }
     FUZZ_CHECK(out.pairs[0].a == 12345 && out.pairs[0].b == 54321, "earlier pair overwritten");
 
     out.count = 1;
     s = vl_box_prune_bipartite(boxes, split, boxes + split, n - split, &out);
-    int valid_bip = 1;
-    for (uint32_t i = 0; i < n; i++) valid_bip &= box_valid(&boxes[i]);
-    if (!valid_bip) {
+    if (!valid) {
         FUZZ_CHECK(s == VL_ERR_INVALID_BOUNDS && out.count == 1, "invalid bipartite: %s", vl_status_string(s));
     } else {
         FUZZ_CHECK(s == VL_OK, "bipartite: %s", vl_status_string(s));
         uint32_t nwant = 0;
         for (uint32_t i = 0; i < split; i++)
             for (uint32_t j = split; j < n; j++)
-                if (overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j - split};
+                if (fuzz_overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j - split};
         check_pairs(&out, 1, want, nwant, "bipartite");
     }
     vl_pair_buffer_free(&out);

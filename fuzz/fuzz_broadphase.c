@@ -3,8 +3,6 @@
  * allocations mixed in) on every kind. A plain model of the objects predicts which calls must
  * succeed; after every call the broadphase must validate and hold exactly the model's boxes, and
  * after every commit its pairs, created and deleted lists must equal brute force. */
-#include <volley/volley.h>
-
 #include "fuzz_util.h"
 
 #define MAX_LIVE 48
@@ -33,12 +31,6 @@ static void failing_free(void* ptr, size_t size, size_t alignment, void* user) {
     free(ptr);
 }
 
-static int box_valid(const vl_aabb* b) {
-    for (int a = 0; a < 3; a++)
-        if (isnan(b->min[a]) || isnan(b->max[a]) || b->min[a] > b->max[a]) return 0;
-    return 1;
-}
-
 static vl_aabb fuzz_box(fuzz_input* in) {
     vl_aabb b;
     for (int a = 0; a < 3; a++) {
@@ -49,27 +41,15 @@ static vl_aabb fuzz_box(fuzz_input* in) {
     return b;
 }
 
-static int overlap(const vl_aabb* a, const vl_aabb* b) {
-    for (int k = 0; k < 3; k++)
-        if (a->min[k] > b->max[k] || b->min[k] > a->max[k]) return 0;
-    return 1;
-}
-
-static int pair_cmp(const void* x, const void* y) {
-    const vl_pair *p = x, *q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
-}
-
 static uint32_t brute_pairs(const model* m, vl_pair* out) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->live; i++)
         for (uint32_t j = i + 1; j < m->live; j++) {
-            if ((m->is_static[i] && m->is_static[j]) || !overlap(&m->box[i], &m->box[j])) continue;
+            if ((m->is_static[i] && m->is_static[j]) || !fuzz_overlap(&m->box[i], &m->box[j])) continue;
             uint32_t a = m->handle[i], b = m->handle[j];
             out[n++] = a < b ? (vl_pair){a, b} : (vl_pair){b, a};
         }
-    qsort(out, n, sizeof *out, pair_cmp);
+    qsort(out, n, sizeof *out, fuzz_pair_cmp);
     return n;
 }
 
@@ -77,14 +57,14 @@ static uint32_t brute_pairs(const model* m, vl_pair* out) {
 static uint32_t difference(const vl_pair* x, uint32_t nx, const vl_pair* y, uint32_t ny, vl_pair* out) {
     uint32_t n = 0, j = 0;
     for (uint32_t i = 0; i < nx; i++) {
-        while (j < ny && pair_cmp(&y[j], &x[i]) < 0) j++;
-        if (j == ny || pair_cmp(&y[j], &x[i]) != 0) out[n++] = x[i];
+        while (j < ny && fuzz_pair_cmp(&y[j], &x[i]) < 0) j++;
+        if (j == ny || fuzz_pair_cmp(&y[j], &x[i]) != 0) out[n++] = x[i];
     }
     return n;
 }
 
 static void check_same_pairs(vl_pair* got, uint32_t n, const vl_pair* want, uint32_t wn, const char* what) {
-    qsort(got, n, sizeof *got, pair_cmp);
+    qsort(got, n, sizeof *got, fuzz_pair_cmp);
     FUZZ_CHECK(n == wn, "%s: %u pairs, brute force %u", what, n, wn);
     for (uint32_t i = 0; i < n; i++)
         FUZZ_CHECK(got[i].a == want[i].a && got[i].b == want[i].b, "%s: pair %u is (%u,%u), want (%u,%u)", what,
@@ -146,7 +126,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
             uint8_t f = fuzz_byte(in);
             uint32_t flags = f == 0xFF ? 2u : (f & 1 ? VL_STATIC : 0u);
             int valid = flags != 2u;
-            for (uint32_t i = 0; i < k; i++) boxes[i] = fuzz_box(in), valid &= box_valid(&boxes[i]);
+            for (uint32_t i = 0; i < k; i++) boxes[i] = fuzz_box(in), valid &= fuzz_box_valid(&boxes[i]);
             vl_status s = vl_broadphase_add(bp, boxes, k, flags, handles);
             if (valid)
                 check_status(s, VL_OK, may_oom, "add");
@@ -168,7 +148,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
                 handles[i] = pick_handle(in, &m);
                 bad_handle |= find_live(&m, handles[i]) < 0;
                 for (uint32_t j = 0; j < i; j++) duplicate |= handles[j] == handles[i];
-                if (op % 6 == 1) boxes[i] = fuzz_box(in), bad_box |= !box_valid(&boxes[i]);
+                if (op % 6 == 1) boxes[i] = fuzz_box(in), bad_box |= !fuzz_box_valid(&boxes[i]);
             }
             vl_status s = op % 6 == 1 ? vl_broadphase_update(bp, handles, boxes, k) : vl_broadphase_remove(bp, handles, k);
             if (bad_handle || duplicate || bad_box)
