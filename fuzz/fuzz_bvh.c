@@ -76,12 +76,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
         }
         for (uint32_t i = 0; i < s->count; i++) {
             const float *v0 = xyz + 3 * idx[3 * i], *v1 = xyz + 3 * idx[3 * i + 1], *v2 = xyz + 3 * idx[3 * i + 2];
-            for (int a = 0; valid && a < 3; a++) {
-                s->tri[i].v0[a] = v0[a];
-                s->tri[i].e1[a] = v1[a] - v0[a];
-                s->tri[i].e2[a] = v2[a] - v0[a];
-            }
-            s->tri[i].prim = i;
+            if (valid) vl_bvh_tri_setup(&s->tri[i], v0, v1, v2, i);
         }
         status = vl_bvh_build_triangles(xyz, nv, idx, s->count, &desc, &bvh);
         if (!valid) FUZZ_CHECK(status == VL_ERR_INVALID_GEOMETRY, "bad triangles: %s", vl_status_string(status));

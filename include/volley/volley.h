@@ -4,5 +4,7 @@
 
 #include <volley/base.h>
 #include <volley/types.h>
+#include <volley/broadphase.h>
+#include <volley/bvh.h>
 
 #endif

@@ -1,0 +1,370 @@
+// BVH raycast bench, one thread: volley batched (batch sizes 64 to 1M) and single-ray, against
+// Embree 3 (rtcIntersect1/rtcOccluded1 loops, rtcIntersect1M/rtcOccluded1M, device "threads=1")
+// and Bullet (btBvhTriangleMeshShape::performRaycast) when CMake found them. Scenes: the bunny
+// (when the data folder is there) and a procedural world of 1.1M triangles; ray sets: random
+// incoherent, diffuse bounces, agent-to-agent line of sight. items_per_second is rays per second.
+//   volley_bench --benchmark_filter='bvh/'
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <volley/volley.h>
+
+#include "../tests/scenes.h"
+#include "bvh_shim.h"
+
+#ifdef VOLLEY_BENCH_EMBREE
+#include <embree3/rtcore.h>
+#endif
+#ifdef VOLLEY_BENCH_BULLET
+#include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
+#include <btBulletCollisionCommon.h>
+#endif
+
+namespace {
+
+constexpr uint32_t kRays = 1u << 20;
+const char* const kRaySets[3] = {"random", "diffuse", "los"};
+
+struct BenchScene {
+    std::string name;
+    scene_mesh mesh{};
+    vl_bvh* bvh = nullptr;
+    std::vector<vl_ray> rays[3];
+    float diag = 1;
+#ifdef VOLLEY_BENCH_EMBREE
+    RTCDevice device = nullptr;
+    RTCScene scene = nullptr;
+#endif
+#ifdef VOLLEY_BENCH_BULLET
+    std::vector<int> indices;
+    std::vector<btScalar> verts;
+    std::unique_ptr<btTriangleIndexVertexArray> array;
+    std::unique_ptr<btBvhTriangleMeshShape> shape;
+#endif
+};
+
+bool load_mesh(int which, scene_mesh* m) {
+    if (which == 0) {
+        if (!scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", m)) return false;
+        scene_agents_in_bounds(m, 4096, 7);
+        return true;
+    }
+    return scene_world(640, 3000, 4096, 42, m) != 0;
+}
+
+bool bunny_present() {
+    scene_mesh m;
+    if (!scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &m)) return false;
+    scene_free(&m);
+    return true;
+}
+
+// Scenes are made on first use, so that a filtered run pays only for what it needs.
+BenchScene* get_scene(int which) {
+    static BenchScene* scenes[2] = {nullptr, nullptr};
+    if (scenes[which]) return scenes[which];
+    auto* s = new BenchScene;
+    s->name = which ? "world" : "bunny";
+    if (!load_mesh(which, &s->mesh)) return nullptr;
+    const scene_mesh& m = s->mesh;
+    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
+        return nullptr;
+    for (int r = 0; r < 3; r++) {
+        s->rays[r].resize(kRays);
+        if (r == 0) scene_rays_random(&m, kRays, 1001, s->rays[r].data());
+        if (r == 1) scene_rays_diffuse(&m, kRays, 1002, s->rays[r].data());
+        if (r == 2) scene_rays_los(&m, kRays, 1003, s->rays[r].data());
+    }
+    float d2 = 0;
+    for (int a = 0; a < 3; a++) d2 += (m.hi[a] - m.lo[a]) * (m.hi[a] - m.lo[a]);
+    s->diag = std::sqrt(d2);
+    scenes[which] = s;
+    return s;
+}
+
+void report(benchmark::State& state, uint64_t rays, uint32_t hits, uint32_t traced) {
+    state.SetItemsProcessed((int64_t)rays);
+    state.counters["hit%"] = 100.0 * hits / (traced ? traced : 1);
+}
+
+void report_hits(benchmark::State& state, uint64_t rays, const std::vector<vl_hit>& hits) {
+    uint32_t h = 0;
+    for (const vl_hit& x : hits) h += x.prim != VL_NO_HIT;
+    report(state, rays, h, (uint32_t)hits.size());
+}
+
+// batch 0: vl_bvh_raycast1 on every ray; otherwise vl_bvh_raycast on batches of `batch` rays.
+void volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags, uint32_t batch) {
+    BenchScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    std::vector<vl_hit> hits(kRays);
+    uint64_t traced = 0;
+    for (auto _ : state) {
+        if (batch == 0) {
+            for (uint32_t i = 0; i < kRays; i++) vl_bvh_raycast1(s->bvh, &rays[i], flags, &hits[i]);
+        } else {
+            for (uint32_t i = 0; i < kRays; i += batch)
+                vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i);
+        }
+        traced += kRays;
+    }
+    report_hits(state, traced, hits);
+}
+
+void BM_volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    volley_batch(state, which, rayset, flags, (uint32_t)state.range(0));
+}
+
+void BM_volley_single(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    volley_batch(state, which, rayset, flags, 0);
+}
+
+// Tuning sweeps of the batched closest-hit traversal (batch 64K): width, remnant, order, chunk.
+void BM_volley_tuned(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    bench_bvh_tune((uint32_t)state.range(0), (uint32_t)state.range(1), (uint32_t)state.range(2),
+                   (uint32_t)state.range(3));
+    state.SetLabel("w" + std::to_string(state.range(0)) + " r" + std::to_string(state.range(1) - 1) + " o" +
+                   std::to_string(state.range(2)) + " c" + std::to_string(state.range(3)));
+    volley_batch(state, which, rayset, flags, 1u << 16);
+    bench_bvh_tune_reset();
+}
+
+void BM_volley_build(benchmark::State& state, int which) {
+    scene_mesh m;
+    if (!load_mesh(which, &m)) return state.SkipWithError("scene missing");
+    vl_bvh_desc desc = vl_bvh_default_desc();
+    if (state.range(0)) desc.max_leaf_size = (uint32_t)state.range(0);
+    vl_bvh_stats st{};
+    for (auto _ : state) {
+        vl_bvh* bvh = nullptr;
+        vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, &desc, &bvh);
+        state.PauseTiming();
+        vl_bvh_get_stats(bvh, &st);
+        vl_bvh_destroy(bvh);
+        state.ResumeTiming();
+    }
+    state.counters["bytes/tri"] = (double)st.bytes / m.triangle_count;
+    state.counters["sah"] = st.sah_cost;
+    state.counters["tris"] = m.triangle_count;
+    scene_free(&m);
+}
+
+#ifdef VOLLEY_BENCH_EMBREE
+RTCScene embree_build(RTCDevice device, const scene_mesh& m) {
+    RTCScene scene = rtcNewScene(device);
+    RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+    auto* v = (float*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
+                                              m.vertex_count);
+    std::memcpy(v, m.xyz, sizeof(float) * 3 * m.vertex_count);
+    auto* t = (unsigned*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                 3 * sizeof(unsigned), m.triangle_count);
+    std::memcpy(t, m.indices, sizeof(unsigned) * 3 * m.triangle_count);
+    rtcCommitGeometry(geom);
+    rtcAttachGeometry(scene, geom);
+    rtcReleaseGeometry(geom);
+    rtcCommitScene(scene);
+    return scene;
+}
+
+RTCScene embree_scene(BenchScene* s) {
+    if (!s->scene) {
+        s->device = rtcNewDevice("threads=1");
+        s->scene = embree_build(s->device, s->mesh);
+    }
+    return s->scene;
+}
+
+inline void to_embree(const vl_ray& r, RTCRay* e) {
+    e->org_x = r.origin[0], e->org_y = r.origin[1], e->org_z = r.origin[2], e->tnear = r.tmin;
+    e->dir_x = r.dir[0], e->dir_y = r.dir[1], e->dir_z = r.dir[2], e->time = 0.0f;
+    e->tfar = r.tmax, e->mask = 0xFFFFFFFFu, e->id = 0, e->flags = 0;
+}
+
+void BM_embree_1(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    BenchScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    RTCScene scene = embree_scene(s);
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    uint64_t traced = 0;
+    uint32_t h = 0;
+    for (auto _ : state) {
+        h = 0;
+        for (uint32_t i = 0; i < kRays; i++) {
+            if (flags == VL_RAY_ANY) {
+                RTCRay ray;
+                to_embree(rays[i], &ray);
+                rtcOccluded1(scene, &ctx, &ray);
+                h += ray.tfar < 0.0f;
+            } else {
+                RTCRayHit rh;
+                to_embree(rays[i], &rh.ray);
+                rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+                rtcIntersect1(scene, &ctx, &rh);
+                h += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
+            }
+        }
+        traced += kRays;
+    }
+    report(state, traced, h, kRays);
+}
+
+void BM_embree_1M(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    BenchScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    RTCScene scene = embree_scene(s);
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    uint32_t batch = (uint32_t)state.range(0);
+    RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    std::vector<RTCRayHit> rh(batch);
+    uint64_t traced = 0;
+    uint32_t h = 0;
+    for (auto _ : state) {
+        h = 0;
+        for (uint32_t base = 0; base < kRays; base += batch) {
+            uint32_t n = std::min(batch, kRays - base);
+            for (uint32_t i = 0; i < n; i++) {
+                to_embree(rays[base + i], &rh[i].ray);
+                rh[i].hit.geomID = RTC_INVALID_GEOMETRY_ID;
+            }
+            if (flags == VL_RAY_ANY) {
+                rtcOccluded1M(scene, &ctx, &rh[0].ray, n, sizeof(RTCRayHit));
+                for (uint32_t i = 0; i < n; i++) h += rh[i].ray.tfar < 0.0f;
+            } else {
+                rtcIntersect1M(scene, &ctx, rh.data(), n, sizeof(RTCRayHit));
+                for (uint32_t i = 0; i < n; i++) h += rh[i].hit.geomID != RTC_INVALID_GEOMETRY_ID;
+            }
+        }
+        traced += kRays;
+    }
+    report(state, traced, h, kRays);
+}
+
+void BM_embree_build(benchmark::State& state, int which) {
+    scene_mesh m;
+    if (!load_mesh(which, &m)) return state.SkipWithError("scene missing");
+    RTCDevice device = rtcNewDevice("threads=1");
+    for (auto _ : state) {
+        RTCScene scene = embree_build(device, m);
+        state.PauseTiming();
+        rtcReleaseScene(scene);
+        state.ResumeTiming();
+    }
+    rtcReleaseDevice(device);
+    state.counters["tris"] = m.triangle_count;
+    scene_free(&m);
+}
+#endif
+
+#ifdef VOLLEY_BENCH_BULLET
+struct ClosestCallback : btTriangleRaycastCallback {
+    int triangle = -1;
+    ClosestCallback(const btVector3& from, const btVector3& to) : btTriangleRaycastCallback(from, to) {}
+    btScalar reportHit(const btVector3&, btScalar fraction, int, int index) override {
+        triangle = index;
+        return fraction;
+    }
+};
+
+void bullet_build(BenchScene* s) {
+    const scene_mesh& m = s->mesh;
+    s->indices.assign(m.indices, m.indices + 3 * (size_t)m.triangle_count);
+    s->verts.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
+    s->array.reset(new btTriangleIndexVertexArray((int)m.triangle_count, s->indices.data(), 3 * sizeof(int),
+                                                  (int)m.vertex_count, s->verts.data(), 3 * sizeof(btScalar)));
+    s->shape.reset(new btBvhTriangleMeshShape(s->array.get(), true, true));
+}
+
+void BM_bullet(benchmark::State& state, int which, int rayset) {
+    BenchScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    if (!s->shape) bullet_build(s);
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    const uint32_t n = kRays / 16; // Bullet is slow: a sixteenth of the rays per iteration
+    uint64_t traced = 0;
+    uint32_t h = 0;
+    for (auto _ : state) {
+        h = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const vl_ray& r = rays[i];
+            float len = std::sqrt(r.dir[0] * r.dir[0] + r.dir[1] * r.dir[1] + r.dir[2] * r.dir[2]);
+            float tmax = std::min(r.tmax, 2.0f * s->diag / len);
+            btVector3 from(r.origin[0] + r.tmin * r.dir[0], r.origin[1] + r.tmin * r.dir[1], r.origin[2] + r.tmin * r.dir[2]);
+            btVector3 to(r.origin[0] + tmax * r.dir[0], r.origin[1] + tmax * r.dir[1], r.origin[2] + tmax * r.dir[2]);
+            ClosestCallback cb(from, to);
+            s->shape->performRaycast(&cb, from, to);
+            h += cb.triangle >= 0;
+        }
+        traced += n;
+    }
+    report(state, traced, h, n);
+}
+
+void BM_bullet_build(benchmark::State& state, int which) {
+    BenchScene tmp;
+    if (!load_mesh(which, &tmp.mesh)) return state.SkipWithError("scene missing");
+    for (auto _ : state) bullet_build(&tmp);
+    state.counters["tris"] = tmp.mesh.triangle_count;
+    scene_free(&tmp.mesh);
+}
+#endif
+
+int register_all() {
+    const bool bunny = bunny_present();
+    for (int which = bunny ? 0 : 1; which < 2; which++) {
+        std::string sc = which ? "world" : "bunny";
+        benchmark::RegisterBenchmark(("bvh/build/" + sc + "/volley").c_str(), BM_volley_build, which)
+            ->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+#ifdef VOLLEY_BENCH_EMBREE
+        benchmark::RegisterBenchmark(("bvh/build/" + sc + "/embree").c_str(), BM_embree_build, which)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
+#ifdef VOLLEY_BENCH_BULLET
+        benchmark::RegisterBenchmark(("bvh/build/" + sc + "/bullet").c_str(), BM_bullet_build, which)
+            ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+#endif
+        for (int r = 0; r < 3; r++) {
+            for (uint32_t flags = 0; flags < 2; flags++) {
+                std::string p = "bvh/" + sc + "/" + kRaySets[r] + "/" + (flags ? "any" : "closest") + "/";
+                benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley_batch, which, r, flags)
+                    ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Arg(1 << 20)
+                    ->Unit(benchmark::kMillisecond)->UseRealTime();
+                benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley_single, which, r, flags)
+                    ->Unit(benchmark::kMillisecond)->UseRealTime();
+#ifdef VOLLEY_BENCH_EMBREE
+                benchmark::RegisterBenchmark((p + "embree_1").c_str(), BM_embree_1, which, r, flags)
+                    ->Unit(benchmark::kMillisecond)->UseRealTime();
+                benchmark::RegisterBenchmark((p + "embree_1M").c_str(), BM_embree_1M, which, r, flags)
+                    ->ArgName("batch")->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
+#ifdef VOLLEY_BENCH_BULLET
+                if (!flags)
+                    benchmark::RegisterBenchmark((p + "bullet").c_str(), BM_bullet, which, r)
+                        ->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
+            }
+            std::string p = "bvh/tune/" + sc + "/" + kRaySets[r] + "/";
+            auto* b = benchmark::RegisterBenchmark((p + "closest").c_str(), BM_volley_tuned, which, r, 0u);
+            b->ArgNames({"w", "r", "o", "c"})->Unit(benchmark::kMillisecond)->UseRealTime();
+            for (int w : {4, 8})
+                for (int rem : {1, 3, 9})
+                    for (int o : {1, 2, 3, 4, 5, 6, 7, 8}) b->Args({w, rem, o, 131072});
+            for (int c : {16384, 65536, 131072, 262144}) b->Args({8, 0, 3, c});
+        }
+    }
+    return 0;
+}
+
+const int registered = register_all();
+
+} // namespace

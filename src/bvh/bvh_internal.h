@@ -1,0 +1,88 @@
+/* The tree's memory layout, shared by the builder, the validator and the traversals. */
+#ifndef VL_BVH_INTERNAL_H
+#define VL_BVH_INTERNAL_H
+
+#include <volley/bvh.h>
+
+/* Deepest tree the builder makes; traversal stacks are this long, on the C stack. Past
+ * VL_BVH_FORCE_MEDIAN_DEPTH the builder halves ranges by index, which ends any range of up to
+ * 2^30 primitives within 30 more levels. */
+#define VL_BVH_MAX_DEPTH 128u
+#define VL_BVH_FORCE_MEDIAN_DEPTH 96u
+
+/* A compact binary node, 32 bytes, two per cache line. Interior: count == 0, the children are
+ * nodes `index` and `index + 1`, axis is the split axis (left child holds the lower centroids).
+ * Leaf: count primitives starting at slot `index` of the leaf-ordered primitive array. */
+typedef struct vl_bvh_node {
+    float min[3];
+    uint32_t index;
+    float max[3];
+    uint32_t meta; /* count << 2 | axis */
+} vl_bvh_node;
+
+static inline uint32_t vl_bvh_node_count(const vl_bvh_node* n) { return n->meta >> 2; }
+static inline uint32_t vl_bvh_node_axis(const vl_bvh_node* n) { return n->meta & 3u; }
+
+/* A triangle ready for the ray test (52 bytes): v0, the edges e1 = v1 - v0 and e2n = v0 - v2,
+ * the geometric normal ng = (v1 - v0) x (v2 - v0) (zero for a degenerate triangle, which is never
+ * hit); prim is the caller's index. */
+typedef struct vl_bvh_tri {
+    float v0[3], e1[3], e2n[3], ng[3];
+    uint32_t prim;
+} vl_bvh_tri;
+
+/* A box primitive with the caller's index. */
+typedef struct vl_bvh_box {
+    float min[3];
+    uint32_t prim;
+    float max[3];
+    uint32_t pad;
+} vl_bvh_box;
+
+/* A 4-wide node for the single-ray traversal, 128 bytes, collapsed from the binary tree: the
+ * boxes of up to 4 children in SoA form (bounds[0..2] min x y z, bounds[3..5] max x y z, lane =
+ * child). Child i: an interior node4 (count[i] == 0, child[i] its index), a leaf (count[i]
+ * primitives from slot child[i]) or empty (child[i] == VL_BVH_EMPTY, box at +infinity on every
+ * axis, which no ray reaches because tmax is at most FLT_MAX). */
+typedef struct vl_bvh_node4 {
+    float bounds[6][4];
+    uint32_t child[4];
+    uint32_t count[4];
+} vl_bvh_node4;
+
+#define VL_BVH_EMPTY 0xFFFFFFFFu
+
+typedef enum vl_bvh_kind { VL_BVH_TRIANGLES = 1, VL_BVH_BOXES = 2 } vl_bvh_kind;
+
+struct vl_bvh {
+    vl_bvh_node* nodes; /* nodes[0] is the root */
+    uint32_t node_count, node_capacity;
+    uint32_t prim_count;
+    uint32_t kind;
+    uint32_t depth;
+    uint32_t max_leaf_size;
+    vl_bvh_tri* tris;   /* kind == VL_BVH_TRIANGLES: prim_count, leaf order */
+    vl_bvh_box* boxes;  /* kind == VL_BVH_BOXES: prim_count, leaf order */
+    vl_bvh_node4* wide; /* the same tree with 4-wide nodes, wide[0] the root */
+    uint32_t wide_count, wide_capacity;
+    uint32_t* wide_of;  /* per binary node: the node4 that has the same children, or VL_BVH_EMPTY */
+    float pad;          /* how far node boxes were grown past the triangles' bounds (0 for boxes) */
+    vl_bvh_desc desc;
+};
+
+/* node4 slots the collapse may need: one per interior binary node (at least one). */
+static inline uint32_t vl_bvh_wide_bound(const vl_bvh* bvh) {
+    uint32_t interior = (bvh->node_count - 1) / 2;
+    return interior ? interior : 1;
+}
+
+/* Collapses the binary tree into tree->wide (and wide_of); VL_ERR_OUT_OF_MEMORY leaves both NULL. */
+vl_status vl_bvh_build_wide(vl_bvh* bvh);
+
+/* Bytes held by the tree (the struct, nodes, primitives). */
+size_t vl_bvh_bytes(const vl_bvh* bvh);
+
+/* vl_bvh_validate without the argument check (the builder calls it in debug builds). */
+vl_status vl_bvh_check(const vl_bvh* bvh);
+
+#endif

@@ -1,0 +1,134 @@
+/* Scalar ray tests against nodes, triangles and boxes, and the ray record both traversals share.
+ * The triangle and box tests do the same float operations in the same order as the SIMD kernels
+ * (src/simd/bvh_kernels_w.h), so batched and single-ray answers agree bit for bit. */
+#ifndef VL_BVH_PRIMITIVES_H
+#define VL_BVH_PRIMITIVES_H
+
+#include <float.h>
+#include <math.h>
+
+#include "bvh/bvh_internal.h"
+
+/* A ray as the traversals keep it, 12 floats (48 bytes, 16-byte aligned), read as three quads:
+ * [origin, tmin] [inv_dir, tmax] [dir, tmax]. tmax is kept twice so that the node test and the
+ * triangle test each gather two quads; both copies shrink together as hits land. A retired ray
+ * (any-hit after its hit, or an invalid ray) has tmax = -1, which no test passes. */
+#define VL_RAYREC_FLOATS 12u
+enum { VL_RR_TMIN = 3, VL_RR_INV = 4, VL_RR_TMAX = 7, VL_RR_DIR = 8, VL_RR_TMAX2 = 11 };
+
+/* Whether a caller's ray is valid (see vl_ray). */
+static inline int vl_bvh_ray_valid(const vl_ray* r) {
+    float len = 0.0f;
+    for (int a = 0; a < 3; a++) {
+        if (!isfinite(r->origin[a]) || !isfinite(r->dir[a])) return 0;
+        len += fabsf(r->dir[a]);
+    }
+    return len > 0.0f && r->tmin >= 0.0f && r->tmin <= r->tmax; /* false for NaN tmin or tmax */
+}
+
+/* Fills a record from a valid ray; returns the mask of parallel axes (|dir| < FLT_MIN). */
+static inline uint32_t vl_bvh_rayrec_set(float* rec, const vl_ray* r) {
+    uint32_t parallel = 0;
+    for (int a = 0; a < 3; a++) {
+        float d = r->dir[a];
+        rec[a] = r->origin[a];
+        rec[VL_RR_DIR + a] = d;
+        if (fabsf(d) < FLT_MIN) {
+            rec[VL_RR_INV + a] = signbit(d) ? -INFINITY : INFINITY;
+            parallel |= 1u << a;
+        } else {
+            rec[VL_RR_INV + a] = 1.0f / d;
+        }
+    }
+    rec[VL_RR_TMIN] = r->tmin;
+    /* no hit at t = INFINITY (a box at infinity): a hit's t is always finite */
+    rec[VL_RR_TMAX] = rec[VL_RR_TMAX2] = r->tmax < FLT_MAX ? r->tmax : FLT_MAX;
+    return parallel;
+}
+
+/* A harmless record for an invalid ray: finite, retired. */
+static inline void vl_bvh_rayrec_retired(float* rec) {
+    for (unsigned i = 0; i < VL_RAYREC_FLOATS; i++) rec[i] = 1.0f;
+    rec[VL_RR_TMIN] = 0.0f;
+    rec[VL_RR_TMAX] = rec[VL_RR_TMAX2] = -1.0f;
+}
+
+static inline vl_hit vl_bvh_miss(void) {
+    vl_hit h = {INFINITY, VL_NO_HIT, 0.0f, 0.0f};
+    return h;
+}
+
+/* Prepares triangle (p0, p1, p2). A triangle whose normal is shorter than 2^-20 |e1| |e2| (zero
+ * area, or a sliver with an angle under about 1e-6 rad, where the float test gives noise) gets a
+ * zero normal and is never hit. */
+static inline void vl_bvh_tri_setup(vl_bvh_tri* tri, const float p0[3], const float p1[3], const float p2[3],
+                                    uint32_t prim) {
+    float e2[3];
+    for (int a = 0; a < 3; a++) {
+        tri->v0[a] = p0[a];
+        tri->e1[a] = p1[a] - p0[a];
+        e2[a] = p2[a] - p0[a];
+        tri->e2n[a] = -e2[a];
+    }
+    const float* e1 = tri->e1;
+    tri->ng[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    tri->ng[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    tri->ng[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    double n2 = 0, a2 = 0, b2 = 0;
+    for (int a = 0; a < 3; a++) {
+        n2 += (double)tri->ng[a] * tri->ng[a];
+        a2 += (double)e1[a] * e1[a];
+        b2 += (double)e2[a] * e2[a];
+    }
+    if (!(n2 > a2 * b2 * 0x1p-40)) tri->ng[0] = tri->ng[1] = tri->ng[2] = 0.0f;
+    tri->prim = prim;
+}
+
+/* Moller-Trumbore with the precomputed normal (Cramer's rule on o + t d = v0 + u e1 + v e2):
+ * c = v0 - o, r = d x c, det = d . ng, t = ng . c / det, u = r . e2n / det, v = r . e1 / det.
+ * Double-sided, barycentric tolerance VL_BVH_TRIANGLE_EPSILON. On a hit with t in [tmin, tmax]
+ * writes t, u, v and returns 1. */
+static inline int vl_bvh_ray_triangle(const float o[3], const float d[3], float tmin, float tmax,
+                                      const vl_bvh_tri* tri, float* t_out, float* u_out, float* v_out) {
+    const float *ng = tri->ng, *e1 = tri->e1, *e2n = tri->e2n;
+    float det = (ng[0] * d[0] + ng[1] * d[1]) + ng[2] * d[2];
+    if (det == 0.0f) return 0;
+    float inv = 1.0f / det;
+    float cx = tri->v0[0] - o[0], cy = tri->v0[1] - o[1], cz = tri->v0[2] - o[2];
+    float rx = d[1] * cz - d[2] * cy;
+    float ry = d[2] * cx - d[0] * cz;
+    float rz = d[0] * cy - d[1] * cx;
+    float t = ((ng[0] * cx + ng[1] * cy) + ng[2] * cz) * inv;
+    float u = ((rx * e2n[0] + ry * e2n[1]) + rz * e2n[2]) * inv;
+    float v = ((rx * e1[0] + ry * e1[1]) + rz * e1[2]) * inv;
+    const float eps = VL_BVH_TRIANGLE_EPSILON;
+    if (u >= -eps && v >= -eps && u + v <= 1.0f + eps && t >= tmin && t <= tmax) {
+        *t_out = t, *u_out = u, *v_out = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* Slab test of a record against a box (min and max as 3 floats each); *tnear is the entry t,
+ * at least tmin. `parallel` says whether some inverse direction is infinite: that path never
+ * forms inf * 0 (a parallel axis bounds nothing but needs the origin inside its slab). */
+static inline int vl_bvh_ray_box(const float* rec, const float mn[3], const float mx[3], float tmax, int parallel,
+                                 float* tnear) {
+    float tn = rec[VL_RR_TMIN], tf = tmax;
+    for (int a = 0; a < 3; a++) {
+        float inv = rec[VL_RR_INV + a];
+        float d1 = mn[a] - rec[a], d2 = mx[a] - rec[a];
+        if (parallel && fabsf(inv) == INFINITY) {
+            if (d1 > 0.0f || d2 < 0.0f) return 0;
+            continue;
+        }
+        float t1 = d1 * inv, t2 = d2 * inv;
+        float lo = t1 < t2 ? t1 : t2, hi = t1 < t2 ? t2 : t1;
+        tn = tn > lo ? tn : lo;
+        tf = tf < hi ? tf : hi;
+    }
+    *tnear = tn;
+    return tn <= tf;
+}
+
+#endif

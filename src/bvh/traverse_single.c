@@ -1,0 +1,106 @@
+/* Single-ray traversal over the 4-wide nodes: one ray against 4 child boxes per instruction,
+ * the children hit pushed farthest first with their entry t, so that a child is skipped when a
+ * closer hit has landed since. The fallback for tiny batches, the remnant of a batch, and the
+ * baseline of the bench. */
+#include "bvh/traverse.h"
+
+#include "simd/kernels.h"
+
+typedef struct vl_stack1 {
+    uint32_t child, count; /* count > 0: a leaf of `count` primitives from slot `child` */
+    float tnear;
+} vl_stack1;
+
+/* Tests the leaf's primitives; returns 1 when an any-hit query is done. */
+static inline int leaf_test(const vl_bvh* bvh, uint32_t first, uint32_t count, const float* rec, int parallel,
+                            int any_hit, float* tmax, vl_hit* hit) {
+    uint32_t end = first + count;
+    if (bvh->kind == VL_BVH_TRIANGLES) {
+        for (uint32_t s = first; s < end; s++) {
+            const vl_bvh_tri* tri = &bvh->tris[s];
+            float t, u, v;
+            if (vl_bvh_ray_triangle(rec, rec + VL_RR_DIR, rec[VL_RR_TMIN], *tmax, tri, &t, &u, &v)) {
+                *tmax = t;
+                hit->t = t, hit->prim = tri->prim, hit->u = u, hit->v = v;
+                if (any_hit) return 1;
+            }
+        }
+    } else {
+        for (uint32_t s = first; s < end; s++) {
+            const vl_bvh_box* box = &bvh->boxes[s];
+            float t;
+            if (vl_bvh_ray_box(rec, box->min, box->max, *tmax, parallel, &t)) {
+                *tmax = t;
+                hit->t = t, hit->prim = box->prim, hit->u = 0.0f, hit->v = 0.0f;
+                if (any_hit) return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* One ray against the 4 child boxes of a node4 (4 lanes); the children hit within [tmin, tmax]
+ * go on the stack, farthest first, so that the nearest is popped next. */
+static inline uint32_t push_children(const vl_bvh_node4* w, vl_rayv4* r, float tmax, int parallel, vl_stack1* stack,
+                                     uint32_t top) {
+    vl_boxv4 b;
+    for (int a = 0; a < 3; a++) b.min[a] = vl_f4_load(w->bounds[a]), b.max[a] = vl_f4_load(w->bounds[3 + a]);
+    r->tmax = vl_f4_set1(tmax);
+    vl_f4 tn;
+    uint32_t bits = vl_f4_bits(parallel ? vl_k4_slab_parallel(r, &b, &tn) : vl_k4_slab(r, &b, &tn));
+    if (!bits) return top;
+    _Alignas(16) float tns[4];
+    vl_f4_store(tns, tn);
+    uint32_t slots[4], k = 0;
+    for (; bits; bits &= bits - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(bits), j = k++;
+        for (; j > 0 && tns[slots[j - 1]] < tns[i]; j--) slots[j] = slots[j - 1];
+        slots[j] = i;
+    }
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t i = slots[j];
+        stack[top].child = w->child[i], stack[top].count = w->count[i], stack[top++].tnear = tns[i];
+    }
+    return top;
+}
+
+void vl_bvh_trace1(const vl_bvh* bvh, float* rec, int parallel, uint32_t start, int any_hit, vl_hit* hit) {
+    const vl_bvh_node4* wide = bvh->wide;
+    vl_stack1 stack[3 * VL_BVH_MAX_DEPTH + 8];
+    uint32_t top = 0;
+    float tmax = rec[VL_RR_TMAX];
+    vl_rayv4 r;
+    for (int a = 0; a < 3; a++) r.origin[a] = vl_f4_set1(rec[a]), r.inv_dir[a] = vl_f4_set1(rec[VL_RR_INV + a]);
+    r.tmin = vl_f4_set1(rec[VL_RR_TMIN]);
+    uint32_t node = start;
+    for (;;) {
+        top = push_children(&wide[node], &r, tmax, parallel, stack, top);
+        for (;;) {
+            if (!top) {
+                rec[VL_RR_TMAX] = rec[VL_RR_TMAX2] = tmax;
+                return;
+            }
+            const vl_stack1* e = &stack[--top];
+            if (e->tnear > tmax) continue;
+            if (!e->count) {
+                node = e->child;
+                break;
+            }
+            if (leaf_test(bvh, e->child, e->count, rec, parallel, any_hit, &tmax, hit)) {
+                rec[VL_RR_TMAX] = rec[VL_RR_TMAX2] = -1.0f;
+                return;
+            }
+        }
+    }
+}
+
+vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, vl_hit* hit) {
+    if (!bvh || !ray || !hit) return VL_ERR_INVALID_ARGUMENT;
+    if (flags & ~VL_RAY_ANY) return VL_ERR_INVALID_FLAGS;
+    *hit = vl_bvh_miss();
+    if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
+    _Alignas(16) float rec[VL_RAYREC_FLOATS];
+    uint32_t parallel = vl_bvh_rayrec_set(rec, ray);
+    vl_bvh_trace1(bvh, rec, parallel != 0, 0, (flags & VL_RAY_ANY) != 0, hit);
+    return VL_OK;
+}

@@ -1,0 +1,63 @@
+/* Width-generic BVH kernel bodies, included by bvh_kernels.h with VL_W = 4 or 8:
+ * VL_B(name) names vl_b4_name or vl_b8_name. */
+#define VL_BP3_(a, b, c) a##b##c
+#define VL_BP3(a, b, c) VL_BP3_(a, b, c)
+#define VF VL_BP3(vl_f, VL_W, )
+#define VL_V(op) VL_BP3(vl_f, VL_W, _##op)
+#define VL_B(name) VL_BP3(vl_b, VL_W, _##name)
+#define TRIV VL_BP3(vl_triv, VL_W, )
+
+/* One triangle broadcast to every lane: v0, e1 = v1 - v0, e2n = v0 - v2, ng = e1 x (v2 - v0). */
+typedef struct TRIV {
+    VF v0[3], e1[3], e2n[3], ng[3];
+} TRIV;
+
+VL_INLINE TRIV VL_B(tri_broadcast)(const float v0[3], const float e1[3], const float e2n[3], const float ng[3]) {
+    TRIV t;
+    for (int a = 0; a < 3; a++) {
+        t.v0[a] = VL_V(set1)(v0[a]);
+        t.e1[a] = VL_V(set1)(e1[a]);
+        t.e2n[a] = VL_V(set1)(e2n[a]);
+        t.ng[a] = VL_V(set1)(ng[a]);
+    }
+    return t;
+}
+
+/* Three-term dot product, summed in the scalar code's order. */
+VL_INLINE VF VL_B(dot3)(VF ax, VF ay, VF az, VF bx, VF by, VF bz) {
+    return VL_V(add)(VL_V(add)(VL_V(mul)(ax, bx), VL_V(mul)(ay, by)), VL_V(mul)(az, bz));
+}
+
+/* Moller-Trumbore with a precomputed normal (see vl_bvh_ray_triangle) for VL_W rays (origin o,
+ * direction d) against one double-sided triangle: the mask of lanes with det != 0, u >= -eps,
+ * v >= -eps, u + v <= 1 + eps and t in [tmin, tmax], and t, u, v. The float operations and
+ * their order are the scalar code's, so both paths answer alike to the bit; a zero det gives
+ * inf/NaN lanes that the det mask drops. 18 mul, 1 div. */
+VL_INLINE VF VL_B(ray_triangle)(const VF o[3], const VF d[3], VF tmin, VF tmax, const TRIV* tri, VF* t_out, VF* u_out,
+                                VF* v_out) {
+    const VF *ng = tri->ng, *e1 = tri->e1, *e2n = tri->e2n;
+    VF det = VL_B(dot3)(ng[0], ng[1], ng[2], d[0], d[1], d[2]);
+    VF inv = VL_V(div)(VL_V(set1)(1.0f), det);
+    VF cx = VL_V(sub)(tri->v0[0], o[0]), cy = VL_V(sub)(tri->v0[1], o[1]), cz = VL_V(sub)(tri->v0[2], o[2]);
+    VF rx = VL_V(sub)(VL_V(mul)(d[1], cz), VL_V(mul)(d[2], cy));
+    VF ry = VL_V(sub)(VL_V(mul)(d[2], cx), VL_V(mul)(d[0], cz));
+    VF rz = VL_V(sub)(VL_V(mul)(d[0], cy), VL_V(mul)(d[1], cx));
+    VF t = VL_V(mul)(VL_B(dot3)(ng[0], ng[1], ng[2], cx, cy, cz), inv);
+    VF u = VL_V(mul)(VL_B(dot3)(rx, ry, rz, e2n[0], e2n[1], e2n[2]), inv);
+    VF v = VL_V(mul)(VL_B(dot3)(rx, ry, rz, e1[0], e1[1], e1[2]), inv);
+    const VF neg_eps = VL_V(set1)(-VL_BVH_TRIANGLE_EPSILON);
+    const VF one_eps = VL_V(set1)(1.0f + VL_BVH_TRIANGLE_EPSILON);
+    VF m = VL_V(andnot)(VL_V(ge)(u, neg_eps), VL_V(eq)(det, VL_V(zero)()));
+    m = VL_V(and)(m, VL_V(ge)(v, neg_eps));
+    m = VL_V(and)(m, VL_V(le)(VL_V(add)(u, v), one_eps));
+    m = VL_V(and)(m, VL_V(and)(VL_V(ge)(t, tmin), VL_V(le)(t, tmax)));
+    *t_out = t, *u_out = u, *v_out = v;
+    return m;
+}
+
+#undef VL_BP3_
+#undef VL_BP3
+#undef VF
+#undef VL_V
+#undef VL_B
+#undef TRIV

@@ -1,0 +1,308 @@
+/* Test, bench and demo scenes (header-only, C and C++): an OFF loader, a procedural world (terrain
+ * plus scattered boxes and spheres), random triangle soups and boxes, and ray sets: random
+ * incoherent rays, diffuse bounces from surfaces, agent-to-agent line-of-sight segments. */
+#ifndef VL_TESTS_SCENES_H
+#define VL_TESTS_SCENES_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <volley/volley.h>
+
+/* A triangle mesh; agents are points from which line-of-sight rays start (may be 0). */
+typedef struct scene_mesh {
+    float* xyz;
+    uint32_t vertex_count;
+    uint32_t* indices;
+    uint32_t triangle_count;
+    float* agents; /* 3 floats each */
+    uint32_t agent_count;
+    float lo[3], hi[3]; /* bounds of the vertices */
+} scene_mesh;
+
+typedef struct scene_rng {
+    uint64_t state;
+} scene_rng;
+
+static inline uint64_t scene_next(scene_rng* r) {
+    uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* uniform in [lo, hi) */
+static inline float scene_float(scene_rng* r, float lo, float hi) {
+    return lo + (hi - lo) * (float)((scene_next(r) >> 40) * (1.0 / 16777216.0));
+}
+
+static inline uint32_t scene_u32(scene_rng* r, uint32_t n) { return (uint32_t)(scene_next(r) % n); }
+
+static inline void scene_free(scene_mesh* m) {
+    free(m->xyz);
+    free(m->indices);
+    free(m->agents);
+    memset(m, 0, sizeof *m);
+}
+
+static inline void scene_bounds(scene_mesh* m) {
+    for (int a = 0; a < 3; a++) m->lo[a] = INFINITY, m->hi[a] = -INFINITY;
+    for (uint32_t i = 0; i < m->vertex_count; i++)
+        for (int a = 0; a < 3; a++) {
+            float x = m->xyz[3 * i + a];
+            m->lo[a] = x < m->lo[a] ? x : m->lo[a];
+            m->hi[a] = x > m->hi[a] ? x : m->hi[a];
+        }
+}
+
+/* Random agents inside the mesh's bounds grown by 10% (for meshes without a ground). */
+static inline int scene_agents_in_bounds(scene_mesh* m, uint32_t count, uint64_t seed) {
+    scene_rng rng = {seed};
+    m->agents = (float*)malloc(sizeof(float) * 3 * (size_t)count);
+    if (!m->agents) return 0;
+    m->agent_count = count;
+    for (uint32_t i = 0; i < count; i++)
+        for (int a = 0; a < 3; a++) {
+            float pad = 0.1f * (m->hi[a] - m->lo[a]);
+            m->agents[3 * i + a] = scene_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
+        }
+    return 1;
+}
+
+/* Loads an OFF file (faces with more than 3 corners are fan-triangulated). Returns 1 on success. */
+static inline int scene_load_off(const char* path, scene_mesh* m) {
+    memset(m, 0, sizeof *m);
+    FILE* f = fopen(path, "r");
+    if (!f) return 0;
+    char magic[8] = {0};
+    unsigned nv = 0, nf = 0, ne = 0;
+    int ok = fscanf(f, "%7s %u %u %u", magic, &nv, &nf, &ne) == 4 && strcmp(magic, "OFF") == 0 && nv > 0;
+    uint32_t cap = 0;
+    if (ok) {
+        m->xyz = (float*)malloc(sizeof(float) * 3 * (size_t)nv);
+        ok = m->xyz != NULL;
+        m->vertex_count = nv;
+    }
+    for (unsigned i = 0; ok && i < 3 * nv; i++) ok = fscanf(f, "%f", &m->xyz[i]) == 1;
+    for (unsigned i = 0; ok && i < nf; i++) {
+        unsigned k = 0, first = 0, prev = 0, cur = 0;
+        ok = fscanf(f, "%u", &k) == 1 && k >= 3 && fscanf(f, "%u %u", &first, &prev) == 2;
+        for (unsigned c = 2; ok && c < k; c++) {
+            ok = fscanf(f, "%u", &cur) == 1 && first < nv && prev < nv && cur < nv;
+            if (!ok) break;
+            if (m->triangle_count == cap) {
+                cap = cap ? 2 * cap : 1024;
+                uint32_t* grown = (uint32_t*)realloc(m->indices, sizeof(uint32_t) * 3 * (size_t)cap);
+                if (!grown) {
+                    ok = 0;
+                    break;
+                }
+                m->indices = grown;
+            }
+            uint32_t* t = m->indices + 3 * (size_t)m->triangle_count++;
+            t[0] = first, t[1] = prev, t[2] = cur;
+            prev = cur;
+        }
+    }
+    fclose(f);
+    if (!ok || m->triangle_count == 0) {
+        scene_free(m);
+        return 0;
+    }
+    scene_bounds(m);
+    return 1;
+}
+
+/* Loads `name` from the data folder (VOLLEY_DATA_DIR env, else `fallback_dir`); 1 on success. */
+static inline int scene_load_data(const char* fallback_dir, const char* name, scene_mesh* m) {
+    const char* dir = getenv("VOLLEY_DATA_DIR");
+    if (!dir || !*dir) dir = fallback_dir;
+    if (!dir || !*dir) return 0;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return scene_load_off(path, m);
+}
+
+static inline float scene_height(float x, float z) {
+    return 6.0f * sinf(x * 0.021f) * cosf(z * 0.017f) + 2.5f * sinf(x * 0.073f + 1.3f) * sinf(z * 0.061f) +
+           0.7f * cosf(x * 0.29f + z * 0.23f);
+}
+
+static inline int scene_reserve(scene_mesh* m, uint32_t verts, uint32_t tris) {
+    m->xyz = (float*)malloc(sizeof(float) * 3 * (size_t)verts);
+    m->indices = (uint32_t*)malloc(sizeof(uint32_t) * 3 * (size_t)tris);
+    return m->xyz && m->indices;
+}
+
+static inline void scene_push_vertex(scene_mesh* m, float x, float y, float z) {
+    float* v = m->xyz + 3 * (size_t)m->vertex_count++;
+    v[0] = x, v[1] = y, v[2] = z;
+}
+
+static inline void scene_push_tri(scene_mesh* m, uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t* t = m->indices + 3 * (size_t)m->triangle_count++;
+    t[0] = a, t[1] = b, t[2] = c;
+}
+
+#define SCENE_SPHERE_STACKS 8u
+#define SCENE_SPHERE_SLICES 12u
+
+/* A world: a grid x grid heightfield terrain of 1-unit cells, `objects` boxes and spheres standing
+ * on it (half each), and `agents` points 1.7 units above the ground. About 2 grid^2 + 100 objects
+ * triangles. Returns 1 on success. */
+static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, uint64_t seed, scene_mesh* m) {
+    memset(m, 0, sizeof *m);
+    scene_rng rng = {seed};
+    uint32_t sphere_v = (SCENE_SPHERE_STACKS + 1) * (SCENE_SPHERE_SLICES + 1);
+    uint32_t sphere_t = 2 * SCENE_SPHERE_STACKS * SCENE_SPHERE_SLICES;
+    uint32_t verts = (grid + 1) * (grid + 1) + objects * (sphere_v > 8 ? sphere_v : 8);
+    uint32_t tris = 2 * grid * grid + objects * (sphere_t > 12 ? sphere_t : 12);
+    if (!scene_reserve(m, verts, tris)) {
+        scene_free(m);
+        return 0;
+    }
+    for (uint32_t z = 0; z <= grid; z++)
+        for (uint32_t x = 0; x <= grid; x++) scene_push_vertex(m, (float)x, scene_height((float)x, (float)z), (float)z);
+    for (uint32_t z = 0; z < grid; z++)
+        for (uint32_t x = 0; x < grid; x++) {
+            uint32_t a = z * (grid + 1) + x, b = a + 1, c = a + grid + 1, d = c + 1;
+            scene_push_tri(m, a, c, b);
+            scene_push_tri(m, b, c, d);
+        }
+    for (uint32_t o = 0; o < objects; o++) {
+        float cx = scene_float(&rng, 2.0f, (float)grid - 2.0f), cz = scene_float(&rng, 2.0f, (float)grid - 2.0f);
+        float size = scene_float(&rng, 0.3f, 2.5f);
+        float cy = scene_height(cx, cz) + size * 0.8f;
+        uint32_t base = m->vertex_count;
+        if (o & 1) {
+            for (uint32_t i = 0; i <= SCENE_SPHERE_STACKS; i++) {
+                float th = 3.14159265f * (float)i / SCENE_SPHERE_STACKS;
+                for (uint32_t j = 0; j <= SCENE_SPHERE_SLICES; j++) {
+                    float ph = 6.2831853f * (float)j / SCENE_SPHERE_SLICES;
+                    scene_push_vertex(m, cx + size * sinf(th) * cosf(ph), cy + size * cosf(th), cz + size * sinf(th) * sinf(ph));
+                }
+            }
+            for (uint32_t i = 0; i < SCENE_SPHERE_STACKS; i++)
+                for (uint32_t j = 0; j < SCENE_SPHERE_SLICES; j++) {
+                    uint32_t a = base + i * (SCENE_SPHERE_SLICES + 1) + j, b = a + 1;
+                    uint32_t c = a + SCENE_SPHERE_SLICES + 1, d = c + 1;
+                    scene_push_tri(m, a, c, b);
+                    scene_push_tri(m, b, c, d);
+                }
+        } else {
+            float hx = size, hy = size * scene_float(&rng, 0.5f, 3.0f), hz = size * scene_float(&rng, 0.5f, 1.5f);
+            for (uint32_t k = 0; k < 8; k++)
+                scene_push_vertex(m, cx + ((k & 1) ? hx : -hx), cy + ((k & 2) ? hy : -hy), cz + ((k & 4) ? hz : -hz));
+            static const uint8_t faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                                                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+            for (uint32_t f = 0; f < 12; f++) scene_push_tri(m, base + faces[f][0], base + faces[f][1], base + faces[f][2]);
+        }
+    }
+    m->agents = (float*)malloc(sizeof(float) * 3 * (size_t)(agents ? agents : 1));
+    if (!m->agents) {
+        scene_free(m);
+        return 0;
+    }
+    m->agent_count = agents;
+    for (uint32_t i = 0; i < agents; i++) {
+        float x = scene_float(&rng, 1.0f, (float)grid - 1.0f), z = scene_float(&rng, 1.0f, (float)grid - 1.0f);
+        m->agents[3 * i] = x, m->agents[3 * i + 1] = scene_height(x, z) + 1.7f, m->agents[3 * i + 2] = z;
+    }
+    scene_bounds(m);
+    return 1;
+}
+
+/* `count` random triangles in the cube [0, extent)^3, each within `size` of its first corner. */
+static inline int scene_soup(uint32_t count, float extent, float size, uint64_t seed, scene_mesh* m) {
+    memset(m, 0, sizeof *m);
+    scene_rng rng = {seed};
+    if (!scene_reserve(m, 3 * count, count)) {
+        scene_free(m);
+        return 0;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        float x = scene_float(&rng, 0, extent), y = scene_float(&rng, 0, extent), z = scene_float(&rng, 0, extent);
+        for (int k = 0; k < 3; k++)
+            scene_push_vertex(m, x + scene_float(&rng, -size, size), y + scene_float(&rng, -size, size),
+                              z + scene_float(&rng, -size, size));
+        scene_push_tri(m, 3 * i, 3 * i + 1, 3 * i + 2);
+    }
+    scene_bounds(m);
+    return 1;
+}
+
+/* A unit direction, uniform on the sphere. */
+static inline void scene_direction(scene_rng* rng, float d[3]) {
+    float z = scene_float(rng, -1.0f, 1.0f), ph = scene_float(rng, 0.0f, 6.2831853f);
+    float s = sqrtf(1.0f - z * z);
+    d[0] = s * cosf(ph), d[1] = s * sinf(ph), d[2] = z;
+}
+
+/* Random incoherent rays: origins in the bounds grown by 20%, uniform directions, tmax = INFINITY. */
+static inline void scene_rays_random(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
+    scene_rng rng = {seed};
+    for (uint32_t i = 0; i < count; i++) {
+        vl_ray* r = &rays[i];
+        for (int a = 0; a < 3; a++) {
+            float pad = 0.2f * (m->hi[a] - m->lo[a]);
+            r->origin[a] = scene_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
+        }
+        scene_direction(&rng, r->dir);
+        r->tmin = 0.0f;
+        r->tmax = INFINITY;
+    }
+}
+
+/* Diffuse bounces: from a random point of a random triangle, nudged off the surface, a
+ * cosine-weighted direction around the normal on the nudged side; tmax = INFINITY. */
+static inline void scene_rays_diffuse(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
+    scene_rng rng = {seed};
+    float scale = 0.0f;
+    for (int a = 0; a < 3; a++) scale = fmaxf(scale, m->hi[a] - m->lo[a]);
+    for (uint32_t i = 0; i < count; i++) {
+        const uint32_t* t = m->indices + 3 * (size_t)scene_u32(&rng, m->triangle_count);
+        const float *p0 = m->xyz + 3 * (size_t)t[0], *p1 = m->xyz + 3 * (size_t)t[1], *p2 = m->xyz + 3 * (size_t)t[2];
+        float u = scene_float(&rng, 0, 1), v = scene_float(&rng, 0, 1);
+        if (u + v > 1) u = 1 - u, v = 1 - v;
+        float e1[3], e2[3], n[3];
+        for (int a = 0; a < 3; a++) e1[a] = p1[a] - p0[a], e2[a] = p2[a] - p0[a];
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(len > 0)) n[0] = 0, n[1] = 1, n[2] = 0, len = 1;
+        float side = (scene_next(&rng) & 1) ? 1.0f : -1.0f;
+        for (int a = 0; a < 3; a++) n[a] *= side / len;
+        /* cosine-weighted: a uniform direction plus the normal */
+        float d[3];
+        scene_direction(&rng, d);
+        for (int a = 0; a < 3; a++) d[a] += n[a] * 1.0001f;
+        vl_ray* r = &rays[i];
+        for (int a = 0; a < 3; a++) {
+            r->origin[a] = p0[a] + u * e1[a] + v * e2[a] + n[a] * (1e-4f * scale);
+            r->dir[a] = d[a];
+        }
+        r->tmin = 0.0f;
+        r->tmax = INFINITY;
+    }
+}
+
+/* Line of sight: segments between two random agents (origin at one, dir to the other, tmax = 1). */
+static inline void scene_rays_los(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
+    scene_rng rng = {seed};
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t a = scene_u32(&rng, m->agent_count), b = scene_u32(&rng, m->agent_count);
+        if (a == b) b = (b + 1) % m->agent_count;
+        vl_ray* r = &rays[i];
+        for (int k = 0; k < 3; k++) {
+            r->origin[k] = m->agents[3 * a + k];
+            r->dir[k] = m->agents[3 * b + k] - m->agents[3 * a + k];
+        }
+        if (r->dir[0] == 0 && r->dir[1] == 0 && r->dir[2] == 0) r->dir[1] = 1e-3f;
+        r->tmin = 0.0f;
+        r->tmax = 1.0f;
+    }
+}
+
+#endif

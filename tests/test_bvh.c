@@ -1,0 +1,348 @@
+/* BVH raycasts against brute force: triangle soups, a procedural world, the real meshes, boxes;
+ * random, axis-aligned, through-vertex, along-edge and grazing rays, finite and infinite tmax;
+ * closest and any hit; batched (4 and 8 lanes, several tunings, batch sizes 1 to 1M) against
+ * single-ray against brute force.
+ *
+ * Tolerance: the brute force runs the library's own scalar primitive tests (same float operations
+ * as the SIMD kernels), so a closest hit must name the same primitive with the identical t, or
+ * another primitive at a t within 1e-5 relative (ties, and the last-ulp effects of node culling).
+ * The primitive tests themselves are checked against a double-precision reference in
+ * test_bvh_primitives.c. */
+#include <float.h>
+
+#include "bvh/primitives.h"
+#include "bvh/traverse.h"
+#include "scenes.h"
+#include "test_util.h"
+
+#define T_REL_TOL 1e-5f
+
+/* The scene under test: triangles (tris != NULL) or boxes. */
+typedef struct scene_prims {
+    vl_bvh_tri* tris;
+    const vl_aabb* boxes;
+    uint32_t count;
+} scene_prims;
+
+static vl_bvh_tri* make_tris(const scene_mesh* m) {
+    vl_bvh_tri* tris = malloc(sizeof(vl_bvh_tri) * m->triangle_count);
+    for (uint32_t i = 0; i < m->triangle_count; i++) {
+        const uint32_t* t = m->indices + 3 * (size_t)i;
+        const float *v0 = m->xyz + 3 * (size_t)t[0], *v1 = m->xyz + 3 * (size_t)t[1], *v2 = m->xyz + 3 * (size_t)t[2];
+        vl_bvh_tri_setup(&tris[i], v0, v1, v2, i);
+    }
+    return tris;
+}
+
+/* The closest hit over every primitive, or the hit test of one primitive (only = its index). */
+static vl_hit brute(const scene_prims* s, const vl_ray* ray, uint32_t only) {
+    vl_hit best = vl_bvh_miss();
+    if (!vl_bvh_ray_valid(ray)) return best;
+    _Alignas(16) float rec[VL_RAYREC_FLOATS];
+    int parallel = vl_bvh_rayrec_set(rec, ray) != 0;
+    float tmax = rec[VL_RR_TMAX];
+    uint32_t lo = only == VL_NO_HIT ? 0 : only, hi = only == VL_NO_HIT ? s->count : only + 1;
+    for (uint32_t i = lo; i < hi; i++) {
+        float t, u = 0, v = 0;
+        int h = s->tris ? vl_bvh_ray_triangle(ray->origin, ray->dir, ray->tmin, tmax, &s->tris[i], &t, &u, &v)
+                        : vl_bvh_ray_box(rec, s->boxes[i].min, s->boxes[i].max, tmax, parallel, &t);
+        if (h) {
+            tmax = t;
+            best.t = t, best.prim = i, best.u = u, best.v = v;
+        }
+    }
+    return best;
+}
+
+static int same_hit(vl_hit a, vl_hit b) {
+    if (a.prim == VL_NO_HIT || b.prim == VL_NO_HIT) return a.prim == b.prim && a.t == INFINITY && b.t == INFINITY;
+    if (a.prim == b.prim) return a.t == b.t && a.u == b.u && a.v == b.v;
+    return fabsf(a.t - b.t) <= T_REL_TOL * fmaxf(1.0f, fabsf(a.t));
+}
+
+/* An any-hit answer: a hit exactly when the closest hit exists, and a genuine one. */
+static int any_ok(const scene_prims* s, const vl_ray* ray, vl_hit any, vl_hit closest) {
+    if ((any.prim == VL_NO_HIT) != (closest.prim == VL_NO_HIT)) return 0;
+    if (any.prim == VL_NO_HIT) return any.t == INFINITY;
+    if (any.prim >= s->count) return 0;
+    vl_hit again = brute(s, ray, any.prim);
+    return again.prim == any.prim && again.t == any.t;
+}
+
+/* Batched (whole set, and prefixes of 1, 2, 3, 7, 4096) against single against brute force. */
+static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* rays, uint32_t n, const char* what) {
+    vl_hit* closest = malloc(sizeof(vl_hit) * n);
+    vl_hit* any = malloc(sizeof(vl_hit) * n);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_CLOSEST, closest) == VL_OK, "%s: batched closest", what);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_ANY, any) == VL_OK, "%s: batched any", what);
+    uint32_t hits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        vl_hit ref = brute(s, &rays[i], VL_NO_HIT), one, one_any;
+        CHECK(vl_bvh_raycast1(bvh, &rays[i], VL_RAY_CLOSEST, &one) == VL_OK, "%s: single", what);
+        CHECK(vl_bvh_raycast1(bvh, &rays[i], VL_RAY_ANY, &one_any) == VL_OK, "%s: single any", what);
+        CHECK(same_hit(closest[i], ref), "%s ray %u: batched prim %u t %.9g, brute prim %u t %.9g", what, i,
+              closest[i].prim, closest[i].t, ref.prim, ref.t);
+        CHECK(same_hit(one, ref), "%s ray %u: single prim %u t %.9g, brute prim %u t %.9g", what, i, one.prim, one.t,
+              ref.prim, ref.t);
+        CHECK(same_hit(one, closest[i]), "%s ray %u: single and batched differ", what, i);
+        CHECK(any_ok(s, &rays[i], any[i], ref), "%s ray %u: batched any prim %u t %.9g, closest prim %u", what, i,
+              any[i].prim, any[i].t, ref.prim);
+        CHECK(any_ok(s, &rays[i], one_any, ref), "%s ray %u: single any prim %u, closest prim %u", what, i,
+              one_any.prim, ref.prim);
+        hits += ref.prim != VL_NO_HIT;
+    }
+    static const uint32_t sizes[] = {1, 2, 3, 7, 4096};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint32_t m = sizes[k] < n ? sizes[k] : n;
+        vl_hit part[4096];
+        for (uint32_t f = 0; f < 2; f++) {
+            CHECK(vl_bvh_raycast(bvh, rays, m, f, part) == VL_OK, "%s: batch of %u", what, m);
+            for (uint32_t i = 0; i < m; i++)
+                CHECK(f ? any_ok(s, &rays[i], part[i], closest[i]) : same_hit(part[i], closest[i]),
+                      "%s: batch of %u, ray %u, flags %u", what, m, i, f);
+        }
+    }
+    if (n >= 1000) CHECK(hits > 0, "%s: no ray hit anything (a useless test)", what);
+    free(closest);
+    free(any);
+}
+
+/* Ray sets over a triangle mesh. */
+static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_bvh_desc* desc, const char* name) {
+    vl_bvh* bvh = NULL;
+    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &bvh);
+    CHECK(st == VL_OK, "%s: build: %s", name, vl_status_string(st));
+    if (st != VL_OK) return;
+    CHECK(vl_bvh_validate(bvh) == VL_OK, "%s: validate", name);
+    scene_prims s = {make_tris(m), NULL, m->triangle_count};
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    scene_rng rng = {seed};
+    char what[128];
+    float extent = 0;
+    for (int a = 0; a < 3; a++) extent = fmaxf(extent, m->hi[a] - m->lo[a]);
+
+    scene_rays_random(m, n, seed, rays);
+    snprintf(what, sizeof what, "%s random", name);
+    check_rays(bvh, &s, rays, n, what);
+
+    for (uint32_t i = 0; i < n; i++) { /* finite tmax, tmin > 0 */
+        rays[i].tmin = scene_float(&rng, 0, 0.2f * extent);
+        rays[i].tmax = rays[i].tmin + scene_float(&rng, 0, extent);
+    }
+    snprintf(what, sizeof what, "%s finite", name);
+    check_rays(bvh, &s, rays, n, what);
+
+    for (uint32_t i = 0; i < n; i++) { /* axis-aligned, half of them from a vertex's line */
+        int axis = (int)scene_u32(&rng, 3);
+        float sign = (scene_next(&rng) & 1) ? 1.0f : -1.0f;
+        vl_ray* r = &rays[i];
+        if (i & 1) {
+            const float* v = m->xyz + 3 * (size_t)scene_u32(&rng, m->vertex_count);
+            for (int a = 0; a < 3; a++) r->origin[a] = v[a];
+            r->origin[axis] -= sign * extent;
+        }
+        r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
+        r->dir[axis] = sign * scene_float(&rng, 0.5f, 2.0f);
+        r->tmin = 0, r->tmax = INFINITY;
+    }
+    snprintf(what, sizeof what, "%s axis-aligned", name);
+    check_rays(bvh, &s, rays, n, what);
+
+    for (uint32_t i = 0; i < n; i++) { /* through a vertex, along an edge, grazing a face */
+        const uint32_t* t = m->indices + 3 * (size_t)scene_u32(&rng, m->triangle_count);
+        const float *p0 = m->xyz + 3 * (size_t)t[0], *p1 = m->xyz + 3 * (size_t)t[1], *p2 = m->xyz + 3 * (size_t)t[2];
+        vl_ray* r = &rays[i];
+        r->tmin = 0, r->tmax = INFINITY;
+        switch (i % 3) {
+        case 0:
+            for (int a = 0; a < 3; a++) {
+                r->origin[a] = p0[a] + scene_float(&rng, -0.3f, 0.3f) * extent;
+                r->dir[a] = p0[a] - r->origin[a];
+            }
+            break;
+        case 1:
+            for (int a = 0; a < 3; a++) {
+                r->dir[a] = p1[a] - p0[a];
+                r->origin[a] = p0[a] - 0.5f * r->dir[a];
+            }
+            break;
+        default:
+            for (int a = 0; a < 3; a++) {
+                float mid = (p1[a] + p2[a]) * 0.5f;
+                r->dir[a] = mid - p0[a];
+                r->origin[a] = p0[a] - 0.25f * r->dir[a];
+            }
+            r->dir[i % 2 ? 1 : 0] += 1e-4f * extent;
+            break;
+        }
+        if (r->dir[0] == 0 && r->dir[1] == 0 && r->dir[2] == 0) r->dir[2] = 1;
+    }
+    snprintf(what, sizeof what, "%s vertices/edges/grazing", name);
+    check_rays(bvh, &s, rays, n, what);
+
+    if (m->agent_count) {
+        scene_rays_los(m, n, seed + 1, rays);
+        snprintf(what, sizeof what, "%s line of sight", name);
+        check_rays(bvh, &s, rays, n, what);
+    }
+    scene_rays_diffuse(m, n, seed + 2, rays);
+    snprintf(what, sizeof what, "%s diffuse", name);
+    check_rays(bvh, &s, rays, n, what);
+
+    free(rays);
+    free(s.tris);
+    vl_bvh_destroy(bvh);
+}
+
+static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
+    scene_rng rng = {seed};
+    vl_aabb* boxes = malloc(sizeof(vl_aabb) * (nboxes + 2));
+    for (uint32_t i = 0; i < nboxes; i++) {
+        for (int a = 0; a < 3; a++) {
+            float c = scene_float(&rng, 0, 100), h = scene_float(&rng, 0, 4);
+            boxes[i].min[a] = c - h;
+            boxes[i].max[a] = (i % 17 == 0) ? c - h : c + h; /* some flat boxes */
+        }
+    }
+    /* an infinite ground slab and a half-space */
+    for (int a = 0; a < 3; a++) boxes[nboxes].min[a] = -INFINITY, boxes[nboxes].max[a] = INFINITY;
+    boxes[nboxes].min[1] = -20.0f, boxes[nboxes].max[1] = -10.0f;
+    for (int a = 0; a < 3; a++) boxes[nboxes + 1].min[a] = 150.0f, boxes[nboxes + 1].max[a] = INFINITY;
+    uint32_t total = nboxes + 2;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_boxes(boxes, total, NULL, &bvh) == VL_OK, "build boxes");
+    if (!bvh) return;
+    CHECK(vl_bvh_validate(bvh) == VL_OK, "validate boxes");
+    scene_prims s = {NULL, boxes, total};
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    for (uint32_t i = 0; i < n; i++) {
+        vl_ray* r = &rays[i];
+        const vl_aabb* b = &boxes[scene_u32(&rng, nboxes)];
+        switch (i % 4) {
+        case 0: /* from inside a box */
+            for (int a = 0; a < 3; a++) r->origin[a] = (b->min[a] + b->max[a]) * 0.5f;
+            scene_direction(&rng, r->dir);
+            break;
+        case 1: /* axis-aligned from a box's face plane */
+            for (int a = 0; a < 3; a++) r->origin[a] = scene_float(&rng, -10, 110), r->dir[a] = 0;
+            r->origin[i % 3] = b->min[i % 3];
+            r->dir[(i + 1) % 3] = (i & 8) ? 1.0f : -1.0f;
+            break;
+        default:
+            for (int a = 0; a < 3; a++) r->origin[a] = scene_float(&rng, -20, 120);
+            scene_direction(&rng, r->dir);
+            break;
+        }
+        r->tmin = (i % 5 == 0) ? scene_float(&rng, 0, 5) : 0.0f;
+        r->tmax = (i % 3 == 0) ? r->tmin + scene_float(&rng, 0, 60) : INFINITY;
+    }
+    check_rays(bvh, &s, rays, n, "boxes");
+    /* t is 0 from inside with tmin = 0 */
+    vl_ray in = {{0, 0, 0}, 0, {0, 1, 0}, INFINITY};
+    for (int a = 0; a < 3; a++) in.origin[a] = (boxes[0].min[a] + boxes[0].max[a]) * 0.5f;
+    vl_hit h;
+    CHECK(vl_bvh_raycast1(bvh, &in, 0, &h) == VL_OK && h.t == 0.0f && h.prim != VL_NO_HIT, "inside: t %g", h.t);
+    free(rays);
+    vl_bvh_destroy(bvh);
+    free(boxes);
+}
+
+/* Every tuning of the batched traversal answers alike. */
+static void test_tunings(void) {
+    scene_mesh m;
+    if (!scene_world(40, 30, 64, 7, &m)) return;
+    vl_bvh_tuning saved = vl_bvh_tune;
+    static const uint32_t widths[] = {4, 8};
+    for (int w = 0; w < 2; w++) {
+        if (widths[w] > vl_simd_width()) continue;
+        for (uint32_t remnant = 0; remnant <= 16; remnant += 8)
+            for (uint32_t order = 0; order < 4; order++) {
+                vl_bvh_tune.width = widths[w];
+                vl_bvh_tune.remnant = remnant;
+                vl_bvh_tune.order = order & 1;
+                vl_bvh_tune.wide = order >> 1;
+                vl_bvh_tune.arena = remnant == 8 ? 1 : 8; /* 1: lists overflow, rays go on one by one */
+                vl_bvh_tune.near_first = remnant != 16;
+                vl_bvh_tune.octants = remnant == 0;
+                vl_bvh_tune.chunk = 97; /* many chunks, a ragged last one */
+                vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = remnant ? 8 : 0;
+                char name[64];
+                snprintf(name, sizeof name, "world w%u r%u o%u wide %u", widths[w], remnant, order & 1, order >> 1);
+                vl_bvh_desc d = vl_bvh_default_desc();
+                d.max_leaf_size = 1 + remnant;
+                check_mesh(&m, test_scaled(300), 11 + remnant, &d, name);
+            }
+    }
+    vl_bvh_tune = saved;
+    scene_free(&m);
+}
+
+static void test_meshes(void) {
+    scene_mesh m;
+    CHECK(scene_soup(test_scaled(3000), 10.0f, 0.6f, 3, &m), "soup");
+    check_mesh(&m, test_scaled(2000), 5, NULL, "soup");
+    scene_free(&m);
+    CHECK(scene_soup(test_scaled(500), 1.0f, 0.02f, 4, &m), "fine soup");
+    vl_bvh_desc d = vl_bvh_default_desc();
+    d.max_leaf_size = 16;
+    d.sah_bins = 4;
+    check_mesh(&m, test_scaled(1000), 6, &d, "fine soup, big leaves");
+    scene_free(&m);
+    CHECK(scene_world(test_scaled(100) < 8 ? 8 : test_scaled(100), test_scaled(200), 256, 9, &m), "world");
+    check_mesh(&m, test_scaled(1000), 10, NULL, "terrain world");
+    scene_free(&m);
+    static const char* files[] = {"bunny00.off", "camel.off"};
+    for (int f = 0; f < 2; f++) {
+        if (!test_data_dir()) {
+            printf("test_bvh: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
+            continue;
+        }
+        if (!scene_load_data(NULL, files[f], &m)) {
+            printf("test_bvh: %s not found in %s, skipped\n", files[f], test_data_dir());
+            continue;
+        }
+        scene_agents_in_bounds(&m, 256, 12);
+        check_mesh(&m, test_scaled(f ? 1000 : 400), 13 + f, NULL, files[f]);
+        scene_free(&m);
+    }
+}
+
+/* A huge batch (1M rays at scale 1) answers exactly as the single-ray path. */
+static void test_million(void) {
+    scene_mesh m;
+    if (!scene_world(64, 60, 512, 21, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    uint32_t n = test_scaled(1000000);
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
+        if (pass) scene_rays_los(&m, n, 22, rays);
+        else scene_rays_random(&m, n, 23, rays);
+        for (uint32_t f = 0; f < 2; f++) {
+            CHECK(vl_bvh_raycast(bvh, rays, n, f, hits) == VL_OK, "1M batch");
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_hit one;
+                vl_bvh_raycast1(bvh, &rays[i], f, &one);
+                if (f ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+            }
+            CHECK(bad == 0, "%u rays of %u differ (pass %u flags %u)", bad, n, pass, f);
+        }
+    }
+    free(rays);
+    free(hits);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
+int main(void) {
+    /* every batch size through the batched traversal (by default small ones go one by one) */
+    vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
+    test_meshes();
+    test_boxes(test_scaled(2000), test_scaled(2000), 31);
+    test_boxes(5, 200, 32);
+    test_tunings();
+    test_million();
+    return test_finish("test_bvh");
+}

@@ -1,0 +1,292 @@
+/* BVH API edges: argument checks, invalid geometry and rays, allocation failures without leaks,
+ * validation of a damaged tree, statistics, and the primitive tests against a double-precision
+ * reference. */
+#include <float.h>
+
+#include "bvh/primitives.h"
+#include "bvh/traverse.h"
+#include "scenes.h"
+#include "test_util.h"
+
+/* A counting allocator that fails after `budget` allocations (never when budget < 0). */
+typedef struct fail_hooks {
+    long budget;
+    size_t bytes;
+} fail_hooks;
+
+static void* fail_alloc(size_t size, size_t alignment, void* user) {
+    fail_hooks* h = user;
+    if (h->budget == 0) return NULL;
+    if (h->budget > 0) h->budget--;
+    void* p = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+    if (p) h->bytes += size;
+    return p;
+}
+
+static void fail_free(void* p, size_t size, size_t alignment, void* user) {
+    fail_hooks* h = user;
+    (void)alignment;
+    h->bytes -= size;
+    free(p);
+}
+
+static const float quad_xyz[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+static const uint32_t quad_idx[] = {0, 1, 2, 0, 2, 3};
+
+static void test_build_errors(void) {
+    vl_bvh* bvh = (vl_bvh*)1;
+    vl_bvh* const untouched = bvh;
+    CHECK(vl_bvh_build_triangles(NULL, 4, quad_idx, 2, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL xyz");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, NULL, 2, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL indices");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 0, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "0 triangles");
+    uint32_t bad_idx[] = {0, 1, 4};
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, bad_idx, 1, NULL, &bvh) == VL_ERR_INVALID_GEOMETRY, "index past end");
+    float xyz[12];
+    memcpy(xyz, quad_xyz, sizeof xyz);
+    xyz[4] = NAN;
+    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh) == VL_ERR_INVALID_GEOMETRY, "NaN vertex");
+    xyz[4] = -INFINITY;
+    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh) == VL_ERR_INVALID_GEOMETRY, "inf vertex");
+    vl_bvh_desc d = vl_bvh_default_desc();
+    d.max_leaf_size = 0;
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "leaf size 0");
+    d = vl_bvh_default_desc(), d.max_leaf_size = VL_BVH_MAX_LEAF_SIZE + 1;
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "leaf size big");
+    d = vl_bvh_default_desc(), d.sah_bins = 3;
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "3 bins");
+    d = vl_bvh_default_desc(), d.node_cost = NAN;
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "NaN node cost");
+
+    vl_aabb boxes[2] = {{{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}};
+    CHECK(vl_bvh_build_boxes(NULL, 2, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_bvh_build_boxes(boxes, 0, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "0 boxes");
+    boxes[1].min[2] = NAN;
+    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh) == VL_ERR_INVALID_BOUNDS, "NaN box");
+    boxes[1].min[2] = 2;
+    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh) == VL_ERR_INVALID_BOUNDS, "min > max");
+    CHECK(bvh == untouched, "out written on failure");
+    CHECK(vl_bytes_in_use() == 0, "leak after failed builds: %zu", vl_bytes_in_use());
+    vl_bvh_destroy(NULL);
+    CHECK(vl_bvh_validate(NULL) == VL_ERR_INVALID_ARGUMENT, "validate NULL");
+}
+
+static vl_ray ray_at(float x, float y, float z, float dx, float dy, float dz) {
+    vl_ray r = {{x, y, z}, 0.0f, {dx, dy, dz}, INFINITY};
+    return r;
+}
+
+static void test_query_errors(void) {
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, &bvh) == VL_OK, "build quad");
+    if (!bvh) return;
+    vl_ray good = ray_at(0.25f, 0.5f, 1, 0, 0, -1);
+    vl_hit h, hits[64];
+    CHECK(vl_bvh_raycast(NULL, &good, 1, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, 2, hits) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast(bvh, NULL, 0, 0, NULL) == VL_OK, "count 0");
+    CHECK(vl_bvh_raycast1(NULL, &good, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL bvh");
+    CHECK(vl_bvh_raycast1(bvh, NULL, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL ray");
+    CHECK(vl_bvh_raycast1(bvh, &good, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL hit");
+    CHECK(vl_bvh_raycast1(bvh, &good, 0x10, &h) == VL_ERR_INVALID_FLAGS, "raycast1 bad flags");
+    CHECK(vl_bvh_raycast1(bvh, &good, 0, &h) == VL_OK && h.prim == 1 && h.t == 1.0f, "quad hit prim %u t %g", h.prim,
+          h.t);
+    CHECK(fabsf(h.u - 0.25f) < 1e-6f && fabsf(h.v - 0.25f) < 1e-6f, "barycentrics %g %g", h.u, h.v);
+
+    /* a batch mixing every kind of invalid ray with valid ones, at several batch sizes */
+    vl_ray rays[64];
+    int valid[64];
+    for (uint32_t i = 0; i < 64; i++) {
+        rays[i] = ray_at(0.1f + 0.012f * (float)i, 0.5f, 1.0f, 0, 0, -1);
+        valid[i] = 1;
+        switch (i % 12) {
+        case 1: rays[i].origin[0] = NAN, valid[i] = 0; break;
+        case 2: rays[i].origin[1] = INFINITY, valid[i] = 0; break;
+        case 3: rays[i].dir[2] = 0, valid[i] = 0; break;
+        case 4: rays[i].dir[1] = NAN, valid[i] = 0; break;
+        case 5: rays[i].dir[0] = -INFINITY, valid[i] = 0; break;
+        case 6: rays[i].tmin = -1, valid[i] = 0; break;
+        case 7: rays[i].tmin = 3, rays[i].tmax = 2, valid[i] = 0; break;
+        case 8: rays[i].tmax = NAN, valid[i] = 0; break;
+        case 9: rays[i].tmin = NAN, valid[i] = 0; break;
+        case 10: rays[i].tmax = 0.5f; break; /* valid, stops short */
+        default: break;
+        }
+    }
+    static const uint32_t sizes[] = {1, 2, 3, 7, 12, 64};
+    vl_bvh_tuning saved = vl_bvh_tune;
+    for (size_t k = 0; k < 2 * sizeof sizes / sizeof sizes[0]; k++) {
+        /* second round: every batch through the batched traversal */
+        if (k == sizeof sizes / sizeof sizes[0]) vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
+        uint32_t n = sizes[k % (sizeof sizes / sizeof sizes[0])];
+        for (uint32_t f = 0; f < 2; f++) {
+            int any_invalid = 0;
+            for (uint32_t i = 0; i < n; i++) any_invalid |= !valid[i];
+            vl_status st = vl_bvh_raycast(bvh, rays, n, f, hits);
+            CHECK(st == (any_invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch %u status %s", n, vl_status_string(st));
+            for (uint32_t i = 0; i < n; i++) {
+                int expect_hit = valid[i] && i % 12 != 10;
+                CHECK((hits[i].prim != VL_NO_HIT) == expect_hit, "batch %u ray %u prim %u", n, i, hits[i].prim);
+                if (!expect_hit) CHECK(hits[i].t == INFINITY, "miss t %g", hits[i].t);
+                vl_status s1 = vl_bvh_raycast1(bvh, &rays[i], f, &h);
+                CHECK(s1 == (valid[i] ? VL_OK : VL_ERR_INVALID_QUERY), "single status %d ray %u", (int)s1, i);
+                CHECK(h.prim == hits[i].prim && (h.t == hits[i].t), "single and batched ray %u", i);
+            }
+        }
+    }
+    vl_bvh_tune = saved;
+    /* direction components below FLT_MIN count as parallel axes */
+    vl_ray tiny = ray_at(0.5f, 0.25f, 2.0f, 1e-40f, -1e-40f, -1.0f);
+    CHECK(vl_bvh_raycast1(bvh, &tiny, 0, &h) == VL_OK && h.prim != VL_NO_HIT && h.t == 2.0f, "denormal dir t %g", h.t);
+    vl_bvh_destroy(bvh);
+}
+
+static void test_out_of_memory(void) {
+    scene_mesh m;
+    if (!scene_world(16, 8, 32, 3, &m)) return;
+    vl_aabb boxes[40];
+    for (int i = 0; i < 40; i++)
+        for (int a = 0; a < 3; a++) boxes[i].min[a] = (float)(i * (a + 1) % 13), boxes[i].max[a] = boxes[i].min[a] + 2;
+    fail_hooks hooks = {0, 0};
+    vl_allocator mine = {fail_alloc, fail_free, &hooks};
+    CHECK(vl_set_allocator(&mine) == VL_OK, "set allocator");
+    for (int kind = 0; kind < 2; kind++) {
+        int built = 0;
+        for (long budget = 0; budget < 64 && !built; budget++) {
+            hooks.budget = budget;
+            vl_bvh* bvh = NULL;
+            vl_status st = kind ? vl_bvh_build_boxes(boxes, 40, NULL, &bvh)
+                                : vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+            if (st == VL_OK) {
+                built = 1;
+                vl_bvh_destroy(bvh);
+            } else {
+                CHECK(st == VL_ERR_OUT_OF_MEMORY && bvh == NULL, "budget %ld: %s", budget, vl_status_string(st));
+            }
+            CHECK(hooks.bytes == 0, "kind %d budget %ld: %zu bytes leaked", kind, budget, hooks.bytes);
+        }
+        CHECK(built, "never built");
+    }
+    /* a batch whose scratch cannot be allocated: a clear status, every answer a miss */
+    hooks.budget = -1;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    if (bvh) {
+        vl_ray rays[100];
+        vl_hit hits[100];
+        scene_rays_random(&m, 100, 5, rays);
+        hooks.budget = 0;
+        vl_bvh_tuning saved = vl_bvh_tune;
+        vl_bvh_tune.small_closest = 0;
+        CHECK(vl_bvh_raycast(bvh, rays, 100, 0, hits) == VL_ERR_OUT_OF_MEMORY, "raycast OOM");
+        for (int i = 0; i < 100; i++) CHECK(hits[i].prim == VL_NO_HIT, "OOM answer %d", i);
+        hooks.budget = -1;
+        size_t before = hooks.bytes;
+        CHECK(vl_bvh_raycast(bvh, rays, 100, 0, hits) == VL_OK && hooks.bytes == before, "scratch returned");
+        vl_bvh_tune = saved;
+        vl_bvh_destroy(bvh);
+    }
+    CHECK(hooks.bytes == 0, "%zu bytes leaked", hooks.bytes);
+    CHECK(vl_set_allocator(NULL) == VL_OK, "restore allocator");
+    scene_free(&m);
+}
+
+static void test_validate_and_stats(void) {
+    scene_mesh m;
+    if (!scene_world(20, 10, 8, 4, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    if (!bvh) return;
+    vl_bvh_stats st;
+    CHECK(vl_bvh_get_stats(NULL, &st) == VL_ERR_INVALID_ARGUMENT && vl_bvh_get_stats(bvh, NULL) == VL_ERR_INVALID_ARGUMENT,
+          "stats args");
+    CHECK(vl_bvh_get_stats(bvh, &st) == VL_OK, "stats");
+    CHECK(st.primitives == m.triangle_count && st.nodes == 2 * st.leaves - 1 && st.leaves <= st.primitives &&
+              st.leaves >= (st.primitives + 7) / 8 && st.depth >= 2 && st.depth <= VL_BVH_MAX_DEPTH &&
+              st.sah_cost > 1.0 && st.bytes >= st.primitives * sizeof(vl_bvh_tri),
+          "stats: %u prims %u nodes %u leaves depth %u sah %g bytes %zu", st.primitives, st.nodes, st.leaves, st.depth,
+          st.sah_cost, st.bytes);
+    CHECK(st.bytes <= vl_bytes_in_use(), "bytes %zu of %zu in use", st.bytes, vl_bytes_in_use());
+    CHECK(vl_bvh_validate(bvh) == VL_OK, "validate");
+    /* damage the tree in several ways; each is caught, then repaired */
+    vl_bvh_node saved = bvh->nodes[1];
+    bvh->nodes[1].max[0] = bvh->nodes[0].max[0] + 1.0f;
+    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "child outside parent");
+    bvh->nodes[1] = saved;
+    uint32_t last = bvh->node_count - 1;
+    saved = bvh->nodes[last];
+    bvh->nodes[last].index ^= 1;
+    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "leaf range");
+    bvh->nodes[last] = saved;
+    vl_bvh_tri tri = bvh->tris[0];
+    bvh->tris[0].v0[1] += 1000.0f;
+    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "triangle outside its leaf");
+    bvh->tris[0] = tri;
+    bvh->tris[0].prim = bvh->tris[1].prim;
+    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "duplicate primitive");
+    bvh->tris[0] = tri;
+    CHECK(vl_bvh_validate(bvh) == VL_OK, "repaired");
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+
+    /* every triangle in one spot: the builder splits by index and stays valid */
+    float same[9] = {1, 1, 1, 2, 1, 1, 1, 2, 1};
+    uint32_t n = 1000, *idx = malloc(sizeof(uint32_t) * 3 * n);
+    for (uint32_t i = 0; i < 3 * n; i++) idx[i] = i % 3;
+    CHECK(vl_bvh_build_triangles(same, 3, idx, n, NULL, &bvh) == VL_OK && vl_bvh_validate(bvh) == VL_OK, "stack");
+    vl_ray r = ray_at(1.2f, 1.2f, 5, 0, 0, -1);
+    vl_hit h;
+    CHECK(vl_bvh_raycast1(bvh, &r, 0, &h) == VL_OK && h.prim < n && h.t == 4.0f, "stacked hit t %g", h.t);
+    vl_bvh_destroy(bvh);
+    free(idx);
+}
+
+/* The float triangle test against a double-precision reference, away from edges. */
+static void test_triangle_reference(void) {
+    test_rng rng = {99};
+    uint32_t agree = 0, total = test_scaled(20000);
+    for (uint32_t k = 0; k < total; k++) {
+        float p[3][3], o[3], d[3];
+        for (int i = 0; i < 3; i++)
+            for (int a = 0; a < 3; a++) p[i][a] = test_float(&rng, -1, 1);
+        for (int a = 0; a < 3; a++) o[a] = test_float(&rng, -3, 3), d[a] = test_float(&rng, -1, 1);
+        vl_bvh_tri tri;
+        vl_bvh_tri_setup(&tri, p[0], p[1], p[2], 0);
+        /* double Cramer */
+        double e1[3], e2[3], c[3], r[3], n[3];
+        for (int a = 0; a < 3; a++) e1[a] = (double)p[1][a] - p[0][a], e2[a] = (double)p[2][a] - p[0][a], c[a] = (double)p[0][a] - o[a];
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        r[0] = d[1] * c[2] - d[2] * c[1], r[1] = d[2] * c[0] - d[0] * c[2], r[2] = d[0] * c[1] - d[1] * c[0];
+        double det = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
+        if (fabs(det) < 1e-3) continue;
+        double t = (n[0] * c[0] + n[1] * c[1] + n[2] * c[2]) / det;
+        double u = -(r[0] * e2[0] + r[1] * e2[1] + r[2] * e2[2]) / det;
+        double v = (r[0] * e1[0] + r[1] * e1[1] + r[2] * e1[2]) / det;
+        int inside = u > 1e-4 && v > 1e-4 && u + v < 1 - 1e-4 && t > 1e-4;
+        int outside = u < -1e-4 || v < -1e-4 || u + v > 1 + 1e-4 || t < -1e-4;
+        float ft = 0, fu = 0, fv = 0;
+        int hit = vl_bvh_ray_triangle(o, d, 0.0f, INFINITY, &tri, &ft, &fu, &fv);
+        if (inside) {
+            CHECK(hit && fabs(ft - t) < 1e-4 * (1 + fabs(t)) && fabs(fu - u) < 1e-4 && fabs(fv - v) < 1e-4,
+                  "case %u: hit %d t %g/%g u %g/%g v %g/%g", k, hit, ft, t, fu, u, fv, v);
+            agree++;
+        } else if (outside) {
+            CHECK(!hit, "case %u: false hit", k);
+            agree++;
+        }
+    }
+    CHECK(agree > total / 2, "too few decisive cases: %u", agree);
+}
+
+int main(void) {
+    CHECK(vl_bytes_in_use() == 0, "bytes in use at start");
+    test_build_errors();
+    test_query_errors();
+    test_out_of_memory();
+    test_validate_and_stats();
+    test_triangle_reference();
+    CHECK(vl_bytes_in_use() == 0, "bytes in use at the end: %zu", vl_bytes_in_use());
+    return test_finish("test_bvh_api");
+}
