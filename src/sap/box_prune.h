@@ -1,0 +1,43 @@
+/* Box pruning (Terdiman, "Box pruning revisited"): boxes sorted by min on a sweep axis, the sorted
+ * keys apart from the other axes (SoA), a branchless SIMD test of 16 candidates per step, NaN
+ * sentinels past the end. Used by vl_box_prune*, by the SAP's batch insertion and by the
+ * box-pruning broadphase; the sets and scratch are kept by their owners, so a warm call allocates
+ * nothing. */
+#ifndef VL_SAP_BOX_PRUNE_H
+#define VL_SAP_BOX_PRUNE_H
+
+#include <volley/types.h>
+
+#include "core/pair_buffer.h"
+
+/* Boxes sorted by min on `axis`; each array holds n real entries then 16 sentinels. */
+typedef struct vl_prune_set {
+    float* minx; /* min on the sweep axis, ascending */
+    float* maxx;
+    float *miny, *minz, *maxy, *maxz; /* the two other axes */
+    uint32_t* id;                     /* the id given for each box */
+    uint32_t n, capacity;
+    int axis;
+} vl_prune_set;
+
+typedef struct vl_prune_scratch {
+    uint64_t *keys, *tmp;
+    uint32_t keys_cap, tmp_cap;
+} vl_prune_scratch;
+
+/* Fills `set` with boxes[ids[k]] (boxes[k] when ids is NULL), k < n, with ids[k] (or k) as ids,
+ * sorted by min on axis. When presorted, the order given is already ascending by min on axis and
+ * is kept. Inputs are clean (no NaN). */
+vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes, const uint32_t* ids,
+                             uint32_t n, int axis, int presorted);
+void vl_prune_set_free(vl_prune_set* set);
+void vl_prune_scratch_free(vl_prune_scratch* scratch);
+
+/* Appends every overlapping pair of the set as (lower id, higher id). On failure out->count is
+ * restored. */
+vl_status vl_prune_complete(const vl_prune_set* set, vl_pair_buffer* out);
+
+/* Appends every overlapping (a box, b box) pair as (id in a, id in b); both sets share one axis. */
+vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, vl_pair_buffer* out);
+
+#endif

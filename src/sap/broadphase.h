@@ -1,0 +1,64 @@
+/* Internal broadphase layer: the objects (handles, boxes, flags) shared by every kind, and the
+ * table of operations a kind implements. broadphase.c validates every batch and manages handles;
+ * a kind only sees clean input. A new kind adds one ops table and one case in the kind switch. */
+#ifndef VL_SAP_BROADPHASE_H
+#define VL_SAP_BROADPHASE_H
+
+#include <volley/broadphase.h>
+
+#include "core/pair_buffer.h"
+
+enum {
+    VL_OBJ_ALIVE = 1u,
+    VL_OBJ_STATIC = 2u,
+    VL_OBJ_MARK = 4u /* scratch mark: duplicates in a batch, objects being removed */
+};
+
+/* Handle h is slot h. Freed slots wait in `pending` until the next commit, so that a handle is
+ * never reused while a pair of its previous owner may still be reported. */
+typedef struct vl_bp_objects {
+    vl_aabb* boxes;
+    uint8_t* flags;
+    uint32_t* free_slots; /* reusable now */
+    uint32_t* pending;    /* freed since the last commit */
+    uint32_t boxes_cap, flags_cap, free_cap, pending_cap;
+    uint32_t slot_count; /* slots ever used: handles are < slot_count */
+    uint32_t free_count, pending_count, alive;
+} vl_bp_objects;
+
+typedef struct vl_broadphase_ops {
+    vl_status (*create)(vl_broadphase* bp);
+    void (*destroy)(vl_broadphase* bp);
+    /* new objects handles[count], already alive with their boxes in bp->objects */
+    vl_status (*add)(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
+    /* writes the new boxes into bp->objects itself (so that it can roll back) */
+    vl_status (*update)(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count);
+    /* objects handles[count] are still alive and carry VL_OBJ_MARK; cannot fail */
+    void (*remove)(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
+    vl_status (*commit)(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
+    const vl_pair* (*pairs)(const vl_broadphase* bp, uint32_t* count);
+    void** (*pair_user)(const vl_broadphase* bp, uint32_t a, uint32_t b); /* NULL: not supported */
+    vl_status (*validate)(const vl_broadphase* bp);
+} vl_broadphase_ops;
+
+struct vl_broadphase {
+    const vl_broadphase_ops* ops;
+    vl_broadphase_desc desc;
+    vl_bp_objects objects;
+    void* impl; /* the kind's state */
+};
+
+extern const vl_broadphase_ops vl_sap_ops;
+extern const vl_broadphase_ops vl_prune_bp_ops;
+
+/* True when the pair (a, b) may be reported: not both static. */
+static inline int vl_bp_may_pair(const vl_bp_objects* o, uint32_t a, uint32_t b) {
+    return !(o->flags[a] & o->flags[b] & VL_OBJ_STATIC);
+}
+
+static inline int vl_aabb_overlap(const vl_aabb* a, const vl_aabb* b) {
+    return a->min[0] <= b->max[0] && b->min[0] <= a->max[0] && a->min[1] <= b->max[1] && b->min[1] <= a->max[1] &&
+           a->min[2] <= b->max[2] && b->min[2] <= a->max[2];
+}
+
+#endif

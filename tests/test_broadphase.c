@@ -1,0 +1,515 @@
+/* Broadphases (every kind) against brute force: random sequences of add / update / remove /
+ * commit on every scene, checked after every commit (pair set, created, deleted); static objects;
+ * sleeping worlds; bad input changes nothing; failing allocations change nothing and leak nothing;
+ * no allocation per frame once warm; pair user data. */
+#include <stdint.h>
+
+#include <volley/volley.h>
+
+#include "test_sap_scenes.h"
+#include "test_util.h"
+
+static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING};
+static const char* const kind_names[] = {"sap", "box_pruning"};
+#define KIND_COUNT 2
+
+static vl_broadphase_desc kind_desc(int kind) {
+    vl_broadphase_desc desc = vl_broadphase_default_desc();
+    desc.kind = kinds[kind];
+    return desc;
+}
+
+/* What the test believes: boxes by handle, alive and static flags, handles freed since the last commit. */
+typedef struct mirror {
+    vl_aabb* box;
+    uint8_t *live, *stat, *freed;
+    uint32_t cap, slots;
+    uint32_t* list; /* live handles, rebuilt on demand */
+    uint32_t alive;
+    pair_list prev, now, diff, got;
+} mirror;
+
+static void mirror_init(mirror* m, uint32_t cap) {
+    memset(m, 0, sizeof *m);
+    m->cap = cap;
+    m->box = calloc(cap, sizeof *m->box);
+    m->live = calloc(cap, 1);
+    m->stat = calloc(cap, 1);
+    m->freed = calloc(cap, 1);
+    m->list = calloc(cap, sizeof *m->list);
+}
+
+static void mirror_free(mirror* m) {
+    free(m->box), free(m->live), free(m->stat), free(m->freed), free(m->list);
+    free(m->prev.p), free(m->now.p), free(m->diff.p), free(m->got.p);
+}
+
+static uint32_t mirror_list(mirror* m) {
+    uint32_t n = 0;
+    for (uint32_t h = 0; h < m->slots; h++)
+        if (m->live[h]) m->list[n++] = h;
+    return n;
+}
+
+/* Picks k distinct live handles into m->list[0, k) (partial shuffle). */
+static uint32_t mirror_pick(mirror* m, test_rng* r, uint32_t k) {
+    uint32_t n = mirror_list(m);
+    if (k > n) k = n;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t j = i + test_u32(r, n - i);
+        uint32_t t = m->list[i];
+        m->list[i] = m->list[j];
+        m->list[j] = t;
+    }
+    return k;
+}
+
+static vl_pair_buffer g_created, g_deleted;
+
+/* Commits and checks the pair set and the created / deleted lists against brute force. */
+static void commit_and_check(vl_broadphase* bp, mirror* m, const char* what) {
+    g_created.count = g_deleted.count = 0;
+    vl_status s = vl_broadphase_commit(bp, &g_created, &g_deleted);
+    CHECK(s == VL_OK, "%s: commit %s", what, vl_status_string(s));
+    CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after commit", what);
+    memset(m->freed, 0, m->cap);
+    brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
+    uint32_t n = 0;
+    const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+    pair_list_copy(&m->got, pairs, n);
+    CHECK(pair_list_equal(m->got.p, m->got.n, m->now.p, m->now.n), "%s: %u pairs, brute force %u", what, m->got.n,
+          m->now.n);
+    for (uint32_t i = 0; i < n; i++) CHECK(pairs[i].a < pairs[i].b, "%s: pair not low-high", what);
+    pair_list_minus(&m->diff, &m->now, &m->prev);
+    pair_list_copy(&m->got, g_created.pairs, g_created.count);
+    CHECK(pair_list_equal(m->got.p, m->got.n, m->diff.p, m->diff.n), "%s: %u created, expected %u", what, m->got.n,
+          m->diff.n);
+    pair_list_minus(&m->diff, &m->prev, &m->now);
+    pair_list_copy(&m->got, g_deleted.pairs, g_deleted.count);
+    CHECK(pair_list_equal(m->got.p, m->got.n, m->diff.p, m->diff.n), "%s: %u deleted, expected %u", what, m->got.n,
+          m->diff.n);
+    pair_list t = m->prev;
+    m->prev = m->now;
+    m->now = t;
+}
+
+static void do_add(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_t k, uint32_t flags) {
+    vl_aabb* boxes = malloc(k * sizeof *boxes);
+    uint32_t* handles = malloc(k * sizeof *handles);
+    for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(r, scene);
+    vl_status s = vl_broadphase_add(bp, boxes, k, flags, handles);
+    CHECK(s == VL_OK, "add %u: %s", k, vl_status_string(s));
+    if (s == VL_OK) {
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t h = handles[i];
+            int fine = h < m->cap && !m->live[h] && !m->freed[h];
+            CHECK(fine, "add gave handle %u, live or freed since the last commit", h);
+            if (!fine) continue;
+            m->live[h] = 1;
+            m->stat[h] = (flags & VL_STATIC) != 0;
+            m->box[h] = boxes[i];
+            if (h >= m->slots) m->slots = h + 1;
+        }
+        m->alive += k;
+    }
+    free(boxes);
+    free(handles);
+}
+
+static void do_update(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_t k, int sleeping) {
+    k = mirror_pick(m, r, k);
+    vl_aabb* boxes = malloc((k + 1) * sizeof *boxes);
+    for (uint32_t i = 0; i < k; i++) boxes[i] = sleeping ? m->box[m->list[i]] : scene_move(r, scene, m->box[m->list[i]]);
+    vl_status s = vl_broadphase_update(bp, m->list, boxes, k);
+    CHECK(s == VL_OK, "update %u: %s", k, vl_status_string(s));
+    if (s == VL_OK)
+        for (uint32_t i = 0; i < k; i++) m->box[m->list[i]] = boxes[i];
+    free(boxes);
+}
+
+static void do_remove(vl_broadphase* bp, mirror* m, test_rng* r, uint32_t k) {
+    k = mirror_pick(m, r, k);
+    vl_status s = vl_broadphase_remove(bp, m->list, k);
+    CHECK(s == VL_OK, "remove %u: %s", k, vl_status_string(s));
+    if (s == VL_OK) {
+        for (uint32_t i = 0; i < k; i++) m->live[m->list[i]] = 0, m->freed[m->list[i]] = 1;
+        m->alive -= k;
+    }
+}
+
+/* A random sequence: batches of 1 to max_batch, at most max_objects alive, a commit every few ops. */
+static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uint32_t max_batch, uint32_t max_objects,
+                         int sleeping) {
+    char what[96];
+    snprintf(what, sizeof what, "%s/%s%s seed %llu", kind_names[kind], scene_names[scene], sleeping ? "/sleeping" : "",
+             (unsigned long long)seed);
+    test_rng r = {seed};
+    vl_broadphase_desc desc = kind_desc(kind);
+    vl_broadphase* bp = NULL;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "%s: create", what);
+    if (!bp) return;
+    mirror m;
+    mirror_init(&m, max_objects + max_batch + 16);
+    uint32_t max_scene = scene == SCENE_IDENTICAL ? 400 : max_objects;
+    for (uint32_t step = 0; step < steps; step++) {
+        uint32_t op = test_u32(&r, 10);
+        uint32_t k = 1 + test_u32(&r, test_u32(&r, 4) == 0 ? max_batch : (max_batch < 40 ? max_batch : 40));
+        if (op < 3 || m.alive < 8) {
+            if (m.alive + k > max_scene) k = max_scene > m.alive ? max_scene - m.alive : 0;
+            if (k) do_add(bp, &m, &r, scene, k, test_u32(&r, 4) == 0 ? VL_STATIC : 0);
+        } else if (op < 6) {
+            do_update(bp, &m, &r, scene, k, sleeping);
+        } else if (op < 8) {
+            do_remove(bp, &m, &r, k < m.alive / 2 ? k : m.alive / 2);
+        } else {
+            commit_and_check(bp, &m, what);
+        }
+        CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after step %u op %u", what, step, op);
+        CHECK(vl_broadphase_count(bp) == m.alive, "%s: count %u, expected %u", what, vl_broadphase_count(bp), m.alive);
+    }
+    commit_and_check(bp, &m, what);
+    /* everything gone: every pair deleted */
+    uint32_t n = mirror_list(&m);
+    CHECK(vl_broadphase_remove(bp, m.list, n) == VL_OK, "%s: remove all", what);
+    memset(m.live, 0, m.cap);
+    m.alive = 0;
+    commit_and_check(bp, &m, what);
+    uint32_t count = 1;
+    vl_broadphase_pairs(bp, &count);
+    CHECK(count == 0 && vl_broadphase_count(bp) == 0, "%s: not empty", what);
+    vl_broadphase_destroy(bp);
+    mirror_free(&m);
+}
+
+static void test_sequences(void) {
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        for (int scene = 0; scene < SCENE_COUNT; scene++) {
+            run_sequence(kind, scene, 1000 + (uint64_t)scene, test_scaled(500), 60, test_scaled(2500), 0);
+            run_sequence(kind, scene, 2000 + (uint64_t)scene, test_scaled(80), 2000, test_scaled(5000), 0);
+        }
+    for (int kind = 0; kind < KIND_COUNT; kind++) run_sequence(kind, SCENE_UNIFORM, 77, test_scaled(200), 100, test_scaled(3000), 1);
+    /* batches up to 10,000 */
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        run_sequence(kind, SCENE_UNIFORM, 4242, test_scaled(24), test_scaled(10000), test_scaled(15000), 0);
+}
+
+/* Moves every box exactly on top of every other static box: static pairs are never reported. */
+static void test_static(void) {
+    for (int kind = 0; kind < KIND_COUNT; kind++) {
+        vl_broadphase_desc desc = kind_desc(kind);
+        vl_broadphase* bp = NULL;
+        CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
+        vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
+        vl_aabb boxes[8];
+        for (int i = 0; i < 8; i++) boxes[i] = box;
+        uint32_t hs[8], hd[2];
+        CHECK(vl_broadphase_add(bp, boxes, 8, VL_STATIC, hs) == VL_OK, "add static");
+        CHECK(vl_broadphase_add(bp, boxes, 2, 0, hd) == VL_OK, "add dynamic");
+        g_created.count = 0;
+        CHECK(vl_broadphase_commit(bp, &g_created, NULL) == VL_OK, "commit");
+        CHECK(g_created.count == 17, "%s: %u pairs, expected 16 static-dynamic + 1 dynamic", kind_names[kind],
+              g_created.count);
+        for (uint32_t i = 0; i < g_created.count; i++) {
+            vl_pair p = g_created.pairs[i];
+            CHECK(p.b == hd[0] || p.b == hd[1] || p.a == hd[0] || p.a == hd[1], "static-static pair %u %u", p.a, p.b);
+        }
+        /* moving statics onto each other changes nothing */
+        vl_aabb moved[8];
+        for (int i = 0; i < 8; i++) moved[i] = (vl_aabb){{0.5f, 0, 0}, {1.5f, 1, 1}};
+        CHECK(vl_broadphase_update(bp, hs, moved, 8) == VL_OK, "update statics");
+        g_created.count = g_deleted.count = 0;
+        CHECK(vl_broadphase_commit(bp, &g_created, &g_deleted) == VL_OK, "commit");
+        CHECK(g_created.count == 0 && g_deleted.count == 0, "%s: static moves made %u/%u changes", kind_names[kind],
+              g_created.count, g_deleted.count);
+        CHECK(vl_broadphase_validate(bp) == VL_OK, "validate");
+        vl_broadphase_destroy(bp);
+    }
+}
+
+typedef struct bad_case {
+    vl_status got, want;
+    const char* what;
+} bad_case;
+
+/* Each bad call gets its status, and the next commit reports nothing: the state did not change. */
+static void test_bad_input(void) {
+    vl_broadphase* bp = NULL;
+    vl_broadphase_desc desc = vl_broadphase_default_desc();
+    CHECK(vl_broadphase_create(&desc, NULL) == VL_ERR_INVALID_ARGUMENT, "create NULL out");
+    desc.kind = (vl_broadphase_kind)7;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_ERR_INVALID_FLAGS && !bp, "unknown kind");
+    desc = vl_broadphase_default_desc();
+    desc.flags = 0x10;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_ERR_INVALID_FLAGS && !bp, "unknown desc flags");
+    desc.kind = VL_BROADPHASE_BOX_PRUNING;
+    desc.flags = VL_BROADPHASE_PAIR_USER_DATA;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_ERR_INVALID_FLAGS && !bp, "user data on box pruning");
+    desc = vl_broadphase_default_desc();
+    desc.expected_objects = 0xFFFFFFFFu;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_ERR_TOO_LARGE && !bp, "expected objects past the limit");
+    desc.expected_objects = 5000;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_OK && bp, "expected objects reserved");
+    vl_broadphase_destroy(bp);
+    bp = NULL;
+    CHECK(vl_broadphase_create(NULL, &bp) == VL_OK && bp, "NULL desc means the default");
+    vl_broadphase_destroy(bp);
+    bp = NULL;
+    CHECK(vl_broadphase_commit(NULL, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "commit NULL");
+    CHECK(vl_broadphase_validate(NULL) == VL_ERR_INVALID_ARGUMENT, "validate NULL");
+    uint32_t count = 5;
+    CHECK(vl_broadphase_pairs(NULL, &count) == NULL && count == 0, "pairs NULL");
+    vl_broadphase_destroy(NULL);
+
+    for (int kind = 0; kind < KIND_COUNT; kind++) {
+        desc = kind_desc(kind);
+        CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
+        test_rng r = {99};
+        mirror m;
+        mirror_init(&m, 400);
+        do_add(bp, &m, &r, SCENE_CLUSTERED, 300, 0);
+        do_remove(bp, &m, &r, 20);
+        commit_and_check(bp, &m, "bad input setup");
+        uint32_t removed = 0;
+        while (m.live[removed]) removed++;
+        uint32_t live = mirror_list(&m);
+        uint32_t h[4] = {m.list[0], m.list[1], m.list[2], m.list[3]};
+        vl_aabb good = {{1, 2, 3}, {4, 5, 6}};
+        vl_aabb boxes[4] = {good, good, good, good};
+        uint32_t out[4];
+        float nan = test_bits_float(0x7FC00000u);
+        bad_case cases[32];
+        int n = 0;
+#define BAD(call, status) cases[n++] = (bad_case){call, status, #call}
+        (void)live;
+        BAD(vl_broadphase_add(NULL, boxes, 1, 0, out), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_add(bp, NULL, 1, 0, out), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_add(bp, boxes, 1, 0, NULL), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_add(bp, boxes, 1, 2, out), VL_ERR_INVALID_FLAGS);
+        boxes[3].min[1] = nan;
+        BAD(vl_broadphase_add(bp, boxes, 4, 0, out), VL_ERR_INVALID_BOUNDS);
+        BAD(vl_broadphase_update(bp, h, boxes, 4), VL_ERR_INVALID_BOUNDS);
+        boxes[3] = good;
+        boxes[2].max[0] = nan;
+        BAD(vl_broadphase_add(bp, boxes, 4, 0, out), VL_ERR_INVALID_BOUNDS);
+        boxes[2] = good;
+        boxes[1].min[2] = 7; /* min > max */
+        BAD(vl_broadphase_add(bp, boxes, 4, VL_STATIC, out), VL_ERR_INVALID_BOUNDS);
+        BAD(vl_broadphase_update(bp, h, boxes, 4), VL_ERR_INVALID_BOUNDS);
+        boxes[1] = good;
+        BAD(vl_broadphase_update(bp, NULL, boxes, 1), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_update(bp, h, NULL, 1), VL_ERR_INVALID_ARGUMENT);
+        uint32_t unknown[4] = {h[0], h[1], 100000, h[3]};
+        BAD(vl_broadphase_update(bp, unknown, boxes, 4), VL_ERR_INVALID_HANDLE);
+        BAD(vl_broadphase_remove(bp, unknown, 4), VL_ERR_INVALID_HANDLE);
+        uint32_t gone[4] = {h[0], h[1], h[2], removed};
+        BAD(vl_broadphase_update(bp, gone, boxes, 4), VL_ERR_INVALID_HANDLE);
+        BAD(vl_broadphase_remove(bp, gone, 4), VL_ERR_INVALID_HANDLE);
+        uint32_t dup[4] = {h[0], h[1], h[2], h[1]};
+        BAD(vl_broadphase_update(bp, dup, boxes, 4), VL_ERR_DUPLICATE_HANDLE);
+        BAD(vl_broadphase_remove(bp, dup, 4), VL_ERR_DUPLICATE_HANDLE);
+        BAD(vl_broadphase_remove(bp, NULL, 2), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_remove(NULL, h, 2), VL_ERR_INVALID_ARGUMENT);
+        vl_pair_buffer broken = {NULL, 3, 2};
+        BAD(vl_broadphase_commit(bp, &broken, NULL), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_commit(bp, &g_created, &g_created), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_set_pair_user_data(bp, h[0], h[1], NULL), VL_ERR_INVALID_FLAGS);
+        vl_aabb got;
+        BAD(vl_broadphase_get_box(bp, removed, &got), VL_ERR_INVALID_HANDLE);
+        BAD(vl_broadphase_get_box(bp, h[0], NULL), VL_ERR_INVALID_ARGUMENT);
+#undef BAD
+        for (int i = 0; i < n; i++)
+            CHECK(cases[i].got == cases[i].want, "%s: %s gave %s, expected %s", kind_names[kind], cases[i].what,
+                  vl_status_string(cases[i].got), vl_status_string(cases[i].want));
+        CHECK(vl_broadphase_get_box(bp, h[0], &got) == VL_OK && memcmp(&got, &m.box[h[0]], sizeof got) == 0, "get_box");
+        CHECK(vl_broadphase_validate(bp) == VL_OK, "validate after bad input");
+        CHECK(vl_broadphase_add(bp, boxes, 0, 0, NULL) == VL_OK, "empty add");
+        CHECK(vl_broadphase_update(bp, NULL, NULL, 0) == VL_OK, "empty update");
+        CHECK(vl_broadphase_remove(bp, NULL, 0) == VL_OK, "empty remove");
+        commit_and_check(bp, &m, "after bad input");
+        CHECK(g_created.count == 0 && g_deleted.count == 0, "%s: bad input changed the pairs", kind_names[kind]);
+        /* the valid handles of a rejected batch are still usable */
+        do_update(bp, &m, &r, SCENE_CLUSTERED, 50, 0);
+        commit_and_check(bp, &m, "after bad input");
+        vl_broadphase_destroy(bp);
+        mirror_free(&m);
+    }
+}
+
+/* ---- failing allocator ----------------------------------------------------------------------- */
+
+/* Every operation with allocation budgets 0, 1, 2...: a failure is VL_ERR_OUT_OF_MEMORY and the
+ * next commit reports nothing; a success is checked against brute force. */
+static void test_failing_allocator(void) {
+    vl_pair_buffer_free(&g_created);
+    vl_pair_buffer_free(&g_deleted);
+    size_t before = vl_bytes_in_use();
+    budget_hooks h;
+    budget_hooks_install(&h);
+    for (int kind = 0; kind < KIND_COUNT; kind++) {
+        vl_broadphase_desc desc = kind_desc(kind);
+        vl_broadphase* bp = NULL;
+        for (long b = 0; b < 8 && !bp; b++) {
+            h.budget = b;
+            vl_status s = vl_broadphase_create(&desc, &bp);
+            CHECK(s == VL_OK || s == VL_ERR_OUT_OF_MEMORY, "create: %s", vl_status_string(s));
+            CHECK((s == VL_OK) == (bp != NULL), "create status and object disagree");
+        }
+        h.budget = -1;
+        if (!bp) continue;
+        test_rng r = {5};
+        mirror m;
+        mirror_init(&m, 3000);
+        int failures = 0;
+        for (int round = 0; round < 40; round++) {
+            int op = round % 4;
+            for (long b = 0;; b++) {
+                test_rng saved = r;
+                h.budget = b;
+                vl_status s = VL_OK;
+                static vl_aabb boxes[3000];
+                static uint32_t out[3000];
+                uint32_t k = 0;
+                if (op == 0 && m.alive + 200 < m.cap) { /* a batch of adds, some into a cluster */
+                    k = 30 + (uint32_t)round * 4;
+                    for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, i % 2 ? SCENE_CLUSTERED : SCENE_UNIFORM);
+                    s = vl_broadphase_add(bp, boxes, k, round % 8 == 4 ? VL_STATIC : 0, out);
+                } else if (op == 1 || op == 0) { /* teleports: many pairs start and stop */
+                    k = mirror_pick(&m, &r, round % 8 == 5 ? 3000 : 150); /* all: the SAP rebuilds */
+                    for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
+                    s = vl_broadphase_update(bp, m.list, boxes, k);
+                } else if (op == 2) {
+                    k = mirror_pick(&m, &r, 25);
+                    s = vl_broadphase_remove(bp, m.list, k);
+                }
+                h.budget = -1;
+                if (s == VL_ERR_OUT_OF_MEMORY) {
+                    failures++;
+                    CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after failure op %d budget %ld", kind_names[kind], op, b);
+                    r = saved;
+                    continue; /* try again with a larger budget */
+                }
+                CHECK(s == VL_OK, "%s: op %d: %s", kind_names[kind], op, vl_status_string(s));
+                if (op == 0 && m.alive + 200 < m.cap)
+                    for (uint32_t i = 0; i < k; i++) {
+                        m.live[out[i]] = 1, m.box[out[i]] = boxes[i], m.stat[out[i]] = round % 8 == 4;
+                        if (out[i] >= m.slots) m.slots = out[i] + 1;
+                        m.alive++;
+                    }
+                else if (op == 1 || op == 0)
+                    for (uint32_t i = 0; i < k; i++) m.box[m.list[i]] = boxes[i];
+                else if (op == 2)
+                    for (uint32_t i = 0; i < k; i++) m.live[m.list[i]] = 0, m.freed[m.list[i]] = 1, m.alive--;
+                break;
+            }
+            if (op != 3) continue;
+            /* commit with fresh output buffers, under every budget */
+            for (long b = 0;; b++) {
+                vl_pair_buffer c = {0}, d = {0};
+                h.budget = b;
+                vl_status s = vl_broadphase_commit(bp, &c, &d);
+                h.budget = -1;
+                vl_pair_buffer_free(&c);
+                vl_pair_buffer_free(&d);
+                if (s == VL_ERR_OUT_OF_MEMORY) {
+                    failures++;
+                    continue;
+                }
+                CHECK(s == VL_OK, "commit %s", vl_status_string(s));
+                break;
+            }
+            /* that commit consumed the changes: compare the state only */
+            brute_pairs(&m.now, m.box, m.live, m.stat, m.slots);
+            uint32_t n = 0;
+            const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+            pair_list_copy(&m.got, pairs, n);
+            CHECK(pair_list_equal(m.got.p, m.got.n, m.now.p, m.now.n), "%s: after failures %u pairs, brute %u",
+                  kind_names[kind], m.got.n, m.now.n);
+            pair_list t = m.prev;
+            m.prev = m.now;
+            m.now = t;
+            memset(m.freed, 0, m.cap);
+        }
+        CHECK(failures > 10, "%s: only %d allocation failures exercised", kind_names[kind], failures);
+        commit_and_check(bp, &m, "after failures");
+        vl_broadphase_destroy(bp);
+        mirror_free(&m);
+    }
+    vl_pair_buffer_free(&g_created);
+    vl_pair_buffer_free(&g_deleted);
+    CHECK(vl_bytes_in_use() == before, "leak: %zu bytes", vl_bytes_in_use() - before);
+    CHECK(h.allocs == h.frees, "allocs %ld frees %ld", h.allocs, h.frees);
+    budget_hooks_remove(&h);
+}
+
+/* After warm-up, frames of small oscillating moves and commits allocate nothing. */
+static void test_no_frame_allocation(void) {
+    budget_hooks h;
+    budget_hooks_install(&h);
+    for (int kind = 0; kind < KIND_COUNT; kind++) {
+        vl_broadphase_desc desc = kind_desc(kind);
+        vl_broadphase* bp = NULL;
+        CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
+        enum { N = 2000 };
+        static vl_aabb boxes[N];
+        static uint32_t handles[N];
+        test_rng r = {11};
+        for (int i = 0; i < N; i++) boxes[i] = scene_box(&r, SCENE_UNIFORM);
+        CHECK(vl_broadphase_add(bp, boxes, N, 0, handles) == VL_OK, "add");
+        vl_pair_buffer c = {0}, d = {0};
+        long allocs = 0;
+        for (int frame = 0; frame < 24; frame++) {
+            if (frame == 8) allocs = h.allocs;
+            float dx = (frame % 4 < 2) ? 3.0f : -3.0f;
+            for (int i = 0; i < N; i += 2) boxes[i].min[0] += dx, boxes[i].max[0] += dx;
+            CHECK(vl_broadphase_update(bp, handles, boxes, N) == VL_OK, "update");
+            c.count = d.count = 0;
+            CHECK(vl_broadphase_commit(bp, &c, &d) == VL_OK, "commit");
+        }
+        CHECK(h.allocs == allocs, "%s: %ld allocations in 16 warm frames", kind_names[kind], h.allocs - allocs);
+        vl_pair_buffer_free(&c);
+        vl_pair_buffer_free(&d);
+        vl_broadphase_destroy(bp);
+    }
+    budget_hooks_remove(&h);
+}
+
+static void test_pair_user_data(void) {
+    vl_broadphase_desc desc = vl_broadphase_default_desc();
+    desc.flags = VL_BROADPHASE_PAIR_USER_DATA;
+    vl_broadphase* bp = NULL;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
+    test_rng r = {3};
+    mirror m;
+    mirror_init(&m, 600);
+    do_add(bp, &m, &r, SCENE_CLUSTERED, 500, 0);
+    commit_and_check(bp, &m, "user data");
+    uint32_t n = 0;
+    const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+    CHECK(n > 100, "only %u pairs", n);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK(vl_broadphase_get_pair_user_data(bp, pairs[i].a, pairs[i].b) == NULL, "new pair has user data");
+    for (uint32_t i = 0; i < n; i++)
+        vl_broadphase_set_pair_user_data(bp, pairs[i].b, pairs[i].a, (void*)(uintptr_t)(pairs[i].a * 100003u + pairs[i].b));
+    CHECK(vl_broadphase_set_pair_user_data(bp, 0, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "user data of no pair");
+    do_remove(bp, &m, &r, 100);
+    commit_and_check(bp, &m, "user data");
+    pairs = vl_broadphase_pairs(bp, &n);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK(vl_broadphase_get_pair_user_data(bp, pairs[i].a, pairs[i].b) ==
+                  (void*)(uintptr_t)(pairs[i].a * 100003u + pairs[i].b),
+              "user data lost by deletions");
+    vl_broadphase_destroy(bp);
+    mirror_free(&m);
+}
+
+int main(void) {
+    test_bad_input();
+    test_static();
+    test_pair_user_data();
+    test_failing_allocator();
+    test_no_frame_allocation();
+    test_sequences();
+    vl_pair_buffer_free(&g_created);
+    vl_pair_buffer_free(&g_deleted);
+    return test_finish("test_broadphase");
+}

@@ -1,0 +1,223 @@
+/* Box scenes and the brute-force oracle shared by the SAP-family tests. */
+#ifndef VL_TEST_SAP_SCENES_H
+#define VL_TEST_SAP_SCENES_H
+
+#include <volley/volley.h>
+
+#include "test_util.h"
+
+enum {
+    SCENE_UNIFORM,
+    SCENE_CLUSTERED,
+    SCENE_FLAT,      /* every box at one altitude */
+    SCENE_IDENTICAL, /* every box the same */
+    SCENE_TOUCHING,  /* integer boxes on a small grid: many exact touches */
+    SCENE_HUGE,      /* some boxes span everything */
+    SCENE_INFINITE,  /* some bounds are infinite, some zero is negative */
+    SCENE_COUNT
+};
+
+static const char* const scene_names[SCENE_COUNT] = {"uniform", "clustered", "flat", "identical",
+                                                     "touching", "huge", "infinite"};
+
+static inline vl_aabb scene_box(test_rng* r, int scene) {
+    vl_aabb b;
+    float c[3], e[3];
+    for (int a = 0; a < 3; a++) {
+        c[a] = test_float(r, 0, 1000);
+        e[a] = test_float(r, 0.5f, 25);
+    }
+    switch (scene) {
+    case SCENE_CLUSTERED: {
+        uint32_t k = test_u32(r, 6);
+        for (int a = 0; a < 3; a++) c[a] = 150.0f * (float)((k >> (a % 2)) + a) + test_float(r, -30, 30);
+        break;
+    }
+    case SCENE_FLAT:
+        c[1] = 5;
+        e[1] = 1;
+        break;
+    case SCENE_IDENTICAL:
+        for (int a = 0; a < 3; a++) c[a] = e[a] = 1;
+        break;
+    case SCENE_TOUCHING:
+        for (int a = 0; a < 3; a++) {
+            b.min[a] = (float)test_u32(r, 24);
+            b.max[a] = b.min[a] + (float)(1 + test_u32(r, 2));
+        }
+        return b;
+    case SCENE_HUGE:
+        if (test_u32(r, 50) == 0)
+            for (int a = 0; a < 3; a++) c[a] = 500, e[a] = 1e6f;
+        break;
+    case SCENE_INFINITE: {
+        uint32_t k = test_u32(r, 12);
+        for (int a = 0; a < 3; a++) {
+            b.min[a] = c[a] - e[a];
+            b.max[a] = c[a] + e[a];
+        }
+        if (k == 0) b.min[1] = -INFINITY, b.max[1] = 0.0f; /* a ground */
+        if (k == 1) b.min[0] = -INFINITY, b.max[0] = INFINITY;
+        if (k == 2) b.max[2] = INFINITY;
+        if (k == 3) b.min[0] = -0.0f, b.max[0] = 0.0f;
+        if (k == 4) b.min[1] = 0.0f, b.max[1] = 3.40282347e38f;
+        return b;
+    }
+    default: break;
+    }
+    for (int a = 0; a < 3; a++) {
+        b.min[a] = c[a] - e[a];
+        b.max[a] = c[a] + e[a];
+    }
+    return b;
+}
+
+/* A small move (or, now and then, a jump) of box b in the spirit of the scene. */
+static inline vl_aabb scene_move(test_rng* r, int scene, vl_aabb b) {
+    if (test_u32(r, 10) == 0) return scene_box(r, scene);
+    if (scene == SCENE_TOUCHING || scene == SCENE_IDENTICAL) {
+        int a = (int)test_u32(r, 3);
+        float d = (float)((int)test_u32(r, 3) - 1);
+        b.min[a] += d;
+        b.max[a] += d;
+        return b;
+    }
+    for (int a = 0; a < 3; a++) {
+        if (scene == SCENE_FLAT && a == 1) continue;
+        float d = test_float(r, -4, 4);
+        b.min[a] += d;
+        b.max[a] += d;
+    }
+    return b;
+}
+
+static inline int box_overlap(const vl_aabb* a, const vl_aabb* b) {
+    for (int k = 0; k < 3; k++)
+        if (a->min[k] > b->max[k] || b->min[k] > a->max[k]) return 0;
+    return 1;
+}
+
+static int pair_cmp(const void* x, const void* y) {
+    const vl_pair* p = x;
+    const vl_pair* q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+/* Sorts pairs after putting each low-high. */
+static inline void pairs_normalize(vl_pair* pairs, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (pairs[i].a > pairs[i].b) {
+            uint32_t t = pairs[i].a;
+            pairs[i].a = pairs[i].b;
+            pairs[i].b = t;
+        }
+    if (n > 1) qsort(pairs, n, sizeof *pairs, pair_cmp);
+}
+
+/* A plain growable array of pairs for the oracle (malloc, not volley's hooks). */
+typedef struct pair_list {
+    vl_pair* p;
+    uint32_t n, cap;
+} pair_list;
+
+static inline void pair_list_push(pair_list* l, uint32_t a, uint32_t b) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->p = realloc(l->p, l->cap * sizeof *l->p);
+        if (!l->p) abort();
+    }
+    l->p[l->n++] = (vl_pair){a, b};
+}
+
+static inline void pair_list_copy(pair_list* l, const vl_pair* p, uint32_t n) {
+    l->n = 0;
+    for (uint32_t i = 0; i < n; i++) pair_list_push(l, p[i].a, p[i].b);
+    pairs_normalize(l->p, l->n);
+}
+
+/* Sorted equal lists. */
+static inline int pair_list_equal(const vl_pair* a, uint32_t na, const vl_pair* b, uint32_t nb) {
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+/* out = a \ b, both sorted. */
+static inline void pair_list_minus(pair_list* out, const pair_list* a, const pair_list* b) {
+    out->n = 0;
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        while (j < b->n && pair_cmp(&b->p[j], &a->p[i]) < 0) j++;
+        if (j < b->n && pair_cmp(&b->p[j], &a->p[i]) == 0) continue;
+        pair_list_push(out, a->p[i].a, a->p[i].b);
+    }
+}
+
+/* Brute force: every overlapping pair (i, j), i < j, of boxes[0, n) with live[i] && live[j] (live NULL:
+ * all), not both static (stat NULL: none); sorted. */
+static inline void brute_pairs(pair_list* out, const vl_aabb* boxes, const uint8_t* live, const uint8_t* stat,
+                               uint32_t n) {
+    out->n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (live && !live[i]) continue;
+        for (uint32_t j = i + 1; j < n; j++) {
+            if (live && !live[j]) continue;
+            if (stat && stat[i] && stat[j]) continue;
+            if (box_overlap(&boxes[i], &boxes[j])) pair_list_push(out, i, j);
+        }
+    }
+}
+
+/* Terdiman's box sets: MSVC rand() after srand(42); centre x, y, z then half-extents x, y, z. */
+static inline void terdiman_boxes(vl_aabb* boxes, uint32_t n, int flat) {
+    uint32_t state = 42;
+    for (uint32_t i = 0; i < n; i++) {
+        float c[3], e[3];
+        for (int a = 0; a < 3; a++) {
+            state = state * 214013u + 2531011u;
+            c[a] = (float)(int)(((state >> 16) & 0x7fff & 4095) - 2048);
+        }
+        for (int a = 0; a < 3; a++) {
+            state = state * 214013u + 2531011u;
+            e[a] = (float)((state >> 16) & 0x7fff & 127);
+        }
+        if (flat) c[1] /= 20.0f;
+        for (int a = 0; a < 3; a++) {
+            boxes[i].min[a] = c[a] - e[a];
+            boxes[i].max[a] = c[a] + e[a];
+        }
+    }
+}
+
+/* An allocator that fails once `budget` allocations have succeeded (never when budget < 0), and
+ * counts allocations and frees. */
+typedef struct budget_hooks {
+    long budget, allocs, frees;
+    vl_allocator previous;
+} budget_hooks;
+
+static void* budget_alloc(size_t size, size_t alignment, void* user) {
+    budget_hooks* h = user;
+    if (h->budget == 0) return NULL;
+    if (h->budget > 0) h->budget--;
+    h->allocs++;
+    return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+}
+
+static void budget_free(void* p, size_t size, size_t alignment, void* user) {
+    (void)size, (void)alignment;
+    ((budget_hooks*)user)->frees++;
+    free(p);
+}
+
+static inline void budget_hooks_install(budget_hooks* h) {
+    h->budget = -1;
+    h->allocs = h->frees = 0;
+    h->previous = vl_get_allocator();
+    vl_allocator mine = {budget_alloc, budget_free, h};
+    vl_set_allocator(&mine);
+}
+
+static inline void budget_hooks_remove(budget_hooks* h) { vl_set_allocator(&h->previous); }
+
+#endif
