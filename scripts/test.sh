@@ -38,7 +38,7 @@ run_flavour() {
   local out
   out=$(cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest --output-on-failure -j"$jobs" 2>&1)
   local rc=$?
-  echo "$out" | grep -E "Test +#|tests passed|Failed|\*\*\*|check failed" | tail -n 80
+  echo "$out" | grep -E "Test +#|tests passed|Failed|\*\*\*|check failed|runtime error|Sanitizer|SUMMARY|Segmentation|Exception" | tail -n 80
   local summary passed failed
   summary=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of" | tail -n 1)
   failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
