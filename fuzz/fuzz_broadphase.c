@@ -4,6 +4,7 @@
  * succeed; after every call the broadphase must validate and hold exactly the model's boxes, and
  * after every commit its pairs, created and deleted lists must equal brute force. */
 #include "fuzz_util.h"
+#include "test_alloc.h"
 
 #define MAX_LIVE 48
 
@@ -16,20 +17,7 @@ typedef struct model {
     uint32_t committed_count;
 } model;
 
-/* ---- an allocator that fails when told to ---- */
-static long g_alloc_budget = -1; /* < 0: never fail */
-
-static void* failing_alloc(size_t size, size_t alignment, void* user) {
-    (void)user;
-    if (g_alloc_budget == 0) return NULL;
-    if (g_alloc_budget > 0) g_alloc_budget--;
-    return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-}
-
-static void failing_free(void* ptr, size_t size, size_t alignment, void* user) {
-    (void)size, (void)alignment, (void)user;
-    free(ptr);
-}
+static test_alloc_hooks g_hooks; /* the budget makes one call's allocations fail */
 
 static vl_aabb fuzz_box(fuzz_input* in) {
     vl_aabb b;
@@ -115,7 +103,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
         uint32_t k = 1 + fuzz_byte(in) % 8;
         int may_oom = 0;
         if (op & 0x80) { /* this call's allocations fail after a few */
-            g_alloc_budget = op & 3;
+            g_hooks.budget = op & 3;
             may_oom = 1;
         }
         uint32_t handles[8];
@@ -198,7 +186,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
             break;
         }
         }
-        g_alloc_budget = -1;
+        g_hooks.budget = -1;
         check_state(bp, &m);
     }
     vl_pair_buffer_free(&created);
@@ -207,15 +195,11 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    static int hooks_set;
-    if (!hooks_set) {
-        vl_allocator hooks = {failing_alloc, failing_free, NULL};
-        vl_set_allocator(&hooks);
-        hooks_set = 1;
-    }
+    test_alloc_begin(&g_hooks);
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 1};
     run(&in, size && (data[0] & 1) ? VL_BROADPHASE_BOX_PRUNING : VL_BROADPHASE_SAP);
-    FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+    FUZZ_CHECK(vl_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_bytes_in_use() - before);
+    test_alloc_end(&g_hooks);
     return 0;
 }

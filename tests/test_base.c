@@ -3,6 +3,7 @@
 
 #include <volley/volley.h>
 
+#include "test_alloc.h"
 #include "test_util.h"
 
 static void test_status_strings(void) {
@@ -31,41 +32,11 @@ static void test_version_and_backend(void) {
     CHECK(width == (strcmp(backend, "avx2") == 0 ? 8u : 4u), "width %u for %s", width, backend);
 }
 
-/* A counting allocator that fails after `budget` allocations (or never when budget < 0). */
-typedef struct counting_hooks {
-    long budget;
-    long allocs, frees;
-    size_t bytes;
-    int misaligned, size_mismatch;
-} counting_hooks;
-
-static void* counting_alloc(size_t size, size_t alignment, void* user) {
-    counting_hooks* h = user;
-    if (h->budget == 0) return NULL;
-    if (h->budget > 0) h->budget--;
-    size_t rounded = (size + alignment - 1) / alignment * alignment;
-    void* p = aligned_alloc(alignment, rounded);
-    if (!p) return NULL;
-    h->allocs++;
-    h->bytes += size;
-    return p;
-}
-
-static void counting_free(void* p, size_t size, size_t alignment, void* user) {
-    counting_hooks* h = user;
-    if (size > h->bytes) h->size_mismatch++;
-    if ((uintptr_t)p % alignment) h->misaligned++;
-    h->frees++;
-    h->bytes -= size;
-    free(p);
-}
-
 static void test_allocator(void) {
-    counting_hooks hooks = {.budget = -1};
-    vl_allocator bad = {counting_alloc, NULL, &hooks};
+    test_alloc_hooks hooks;
+    vl_allocator bad = {test_alloc_fn, NULL, &hooks};
     CHECK(vl_set_allocator(&bad) == VL_ERR_INVALID_ARGUMENT, "hook table without free accepted");
-    vl_allocator mine = {counting_alloc, counting_free, &hooks};
-    CHECK(vl_set_allocator(&mine) == VL_OK, "set allocator");
+    test_alloc_begin(&hooks);
     CHECK(vl_get_allocator().user == &hooks, "get allocator");
 
     size_t before = vl_bytes_in_use();
@@ -94,7 +65,9 @@ static void test_allocator(void) {
     vl_pair_buffer_free(NULL);
     CHECK(vl_bytes_in_use() == before, "leak: %zu bytes in use", vl_bytes_in_use() - before);
     CHECK(hooks.allocs == hooks.frees && hooks.bytes == 0, "allocs %ld frees %ld", hooks.allocs, hooks.frees);
-    CHECK(hooks.misaligned == 0 && hooks.size_mismatch == 0, "free saw wrong size or alignment");
+    CHECK(hooks.misaligned == 0, "free saw a misaligned block");
+    test_alloc_end(&hooks);
+    CHECK(vl_get_allocator().alloc != test_alloc_fn, "allocator not restored");
     CHECK(vl_set_allocator(NULL) == VL_OK, "restore default allocator");
 }
 
