@@ -94,7 +94,7 @@ static void commit_and_check(vl_broadphase* bp, mirror* m, const char* what) {
 }
 
 static void do_add(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_t k, uint32_t flags) {
-    vl_aabb* boxes = malloc(k * sizeof *boxes);
+    vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
     uint32_t* handles = malloc(k * sizeof *handles);
     for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(r, scene);
     vl_status s = vl_broadphase_add(bp, boxes, k, flags, handles);
@@ -191,6 +191,37 @@ static void test_sequences(void) {
     /* batches up to 10,000 */
     for (int kind = 0; kind < KIND_COUNT; kind++)
         run_sequence(kind, SCENE_UNIFORM, 4242, test_scaled(24), test_scaled(10000), test_scaled(15000), 0);
+}
+
+/* A commit after every batch, the movers from one box to all of them (per mille of the alive ones),
+ * with statics, adds and removes among them: the box-pruning kind goes back and forth between its
+ * incremental commit (a quarter of the objects or fewer moved) and its full one, the SAP between
+ * walking and rebuilding. */
+static void test_mover_mix(void) {
+    static const uint32_t per_mille[] = {0, 1, 100, 5, 249, 251, 1000, 20, 0, 400, 30, 2, 60};
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        for (int scene = 0; scene < SCENE_COUNT; scene++) {
+            test_rng r = {31 + (uint64_t)scene};
+            vl_broadphase_desc desc = kind_desc(kind);
+            vl_broadphase* bp = NULL;
+            CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
+            if (!bp) continue;
+            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(3000);
+            mirror m;
+            mirror_init(&m, n + 64);
+            do_add(bp, &m, &r, scene, n / 4, VL_STATIC);
+            do_add(bp, &m, &r, scene, n - n / 4 - 40, 0);
+            commit_and_check(bp, &m, "mover mix start");
+            for (uint32_t step = 0; step < 3 * sizeof per_mille / sizeof *per_mille; step++) {
+                uint32_t k = m.alive * per_mille[step % (sizeof per_mille / sizeof *per_mille)] / 1000;
+                if (k) do_update(bp, &m, &r, scene, k, 0);
+                if (step % 4 == 1) do_add(bp, &m, &r, scene, 1 + test_u32(&r, 10), step % 8 == 1 ? VL_STATIC : 0);
+                if (step % 4 == 3) do_remove(bp, &m, &r, 1 + test_u32(&r, 10));
+                commit_and_check(bp, &m, "mover mix");
+            }
+            vl_broadphase_destroy(bp);
+            mirror_free(&m);
+        }
 }
 
 /* Moves every box exactly on top of every other static box: static pairs are never reported. */
@@ -337,6 +368,35 @@ static void test_bad_input(void) {
 
 /* ---- failing allocator ----------------------------------------------------------------------- */
 
+/* A commit with fresh output buffers under every budget until it succeeds, then the state against
+ * brute force (that commit consumed the changes). */
+static void commit_under_budgets(vl_broadphase* bp, mirror* m, budget_hooks* h, int kind, int* failures) {
+    for (long b = 0;; b++) {
+        vl_pair_buffer c = {0}, d = {0};
+        h->budget = b;
+        vl_status s = vl_broadphase_commit(bp, &c, &d);
+        h->budget = -1;
+        vl_pair_buffer_free(&c);
+        vl_pair_buffer_free(&d);
+        if (s == VL_ERR_OUT_OF_MEMORY) {
+            (*failures)++;
+            continue;
+        }
+        CHECK(s == VL_OK, "commit %s", vl_status_string(s));
+        break;
+    }
+    brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
+    uint32_t n = 0;
+    const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+    pair_list_copy(&m->got, pairs, n);
+    CHECK(pair_list_equal(m->got.p, m->got.n, m->now.p, m->now.n), "%s: after failures %u pairs, brute %u",
+          kind_names[kind], m->got.n, m->now.n);
+    pair_list t = m->prev;
+    m->prev = m->now;
+    m->now = t;
+    memset(m->freed, 0, m->cap);
+}
+
 /* Every operation with allocation budgets 0, 1, 2...: a failure is VL_ERR_OUT_OF_MEMORY and the
  * next commit reports nothing; a success is checked against brute force. */
 static void test_failing_allocator(void) {
@@ -402,32 +462,47 @@ static void test_failing_allocator(void) {
                 break;
             }
             if (op != 3) continue;
-            /* commit with fresh output buffers, under every budget */
-            for (long b = 0;; b++) {
-                vl_pair_buffer c = {0}, d = {0};
-                h.budget = b;
-                vl_status s = vl_broadphase_commit(bp, &c, &d);
-                h.budget = -1;
-                vl_pair_buffer_free(&c);
-                vl_pair_buffer_free(&d);
-                if (s == VL_ERR_OUT_OF_MEMORY) {
-                    failures++;
-                    continue;
+            commit_under_budgets(bp, &m, &h, kind, &failures);
+        }
+        /* periods of few movers: the box-pruning kind's incremental commit */
+        for (int period = 0; period < 6; period++) {
+            for (int op = 0; op < 3; op++)
+                for (long b = 0;; b++) {
+                    test_rng saved = r;
+                    static vl_aabb boxes[20];
+                    static uint32_t out[20];
+                    uint32_t k = op == 0 ? 3 : op == 1 ? 20 : 2;
+                    uint32_t flags = period % 2 ? VL_STATIC : 0;
+                    h.budget = b;
+                    vl_status s = VL_OK;
+                    if (op == 0) {
+                        for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
+                        s = vl_broadphase_add(bp, boxes, k, flags, out);
+                    } else if (op == 1) {
+                        k = mirror_pick(&m, &r, k);
+                        for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
+                        s = vl_broadphase_update(bp, m.list, boxes, k);
+                    } else {
+                        k = mirror_pick(&m, &r, k);
+                        s = vl_broadphase_remove(bp, m.list, k);
+                    }
+                    h.budget = -1;
+                    if (s == VL_ERR_OUT_OF_MEMORY) {
+                        failures++;
+                        r = saved;
+                        continue;
+                    }
+                    CHECK(s == VL_OK, "%s: few movers op %d: %s", kind_names[kind], op, vl_status_string(s));
+                    for (uint32_t i = 0; i < k && s == VL_OK; i++) {
+                        uint32_t x = op == 0 ? out[i] : m.list[i];
+                        if (op == 0) m.live[x] = 1, m.stat[x] = flags != 0, m.alive++;
+                        if (op == 0 && x >= m.slots) m.slots = x + 1;
+                        if (op < 2) m.box[x] = boxes[i];
+                        if (op == 2) m.live[x] = 0, m.freed[x] = 1, m.alive--;
+                    }
+                    break;
                 }
-                CHECK(s == VL_OK, "commit %s", vl_status_string(s));
-                break;
-            }
-            /* that commit consumed the changes: compare the state only */
-            brute_pairs(&m.now, m.box, m.live, m.stat, m.slots);
-            uint32_t n = 0;
-            const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
-            pair_list_copy(&m.got, pairs, n);
-            CHECK(pair_list_equal(m.got.p, m.got.n, m.now.p, m.now.n), "%s: after failures %u pairs, brute %u",
-                  kind_names[kind], m.got.n, m.now.n);
-            pair_list t = m.prev;
-            m.prev = m.now;
-            m.now = t;
-            memset(m.freed, 0, m.cap);
+            commit_under_budgets(bp, &m, &h, kind, &failures);
         }
         CHECK(failures > 10, "%s: only %d allocation failures exercised", kind_names[kind], failures);
         commit_and_check(bp, &m, "after failures");
@@ -441,15 +516,17 @@ static void test_failing_allocator(void) {
     budget_hooks_remove(&h);
 }
 
-/* After warm-up, frames of small oscillating moves and commits allocate nothing. */
+/* After warm-up, frames of small oscillating moves and commits allocate nothing, with every box
+ * updated or a tenth of them (the box-pruning kind's full and incremental commits). */
 static void test_no_frame_allocation(void) {
     budget_hooks h;
     budget_hooks_install(&h);
-    for (int kind = 0; kind < KIND_COUNT; kind++) {
-        vl_broadphase_desc desc = kind_desc(kind);
+    for (int kind = 0; kind < 2 * KIND_COUNT; kind++) {
+        vl_broadphase_desc desc = kind_desc(kind % KIND_COUNT);
         vl_broadphase* bp = NULL;
         CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
         enum { N = 2000 };
+        uint32_t count = kind < KIND_COUNT ? N : N / 10;
         static vl_aabb boxes[N];
         static uint32_t handles[N];
         test_rng r = {11};
@@ -460,12 +537,13 @@ static void test_no_frame_allocation(void) {
         for (int frame = 0; frame < 24; frame++) {
             if (frame == 8) allocs = h.allocs;
             float dx = (frame % 4 < 2) ? 3.0f : -3.0f;
-            for (int i = 0; i < N; i += 2) boxes[i].min[0] += dx, boxes[i].max[0] += dx;
-            CHECK(vl_broadphase_update(bp, handles, boxes, N) == VL_OK, "update");
+            for (uint32_t i = 0; i < count; i += 2) boxes[i].min[0] += dx, boxes[i].max[0] += dx;
+            CHECK(vl_broadphase_update(bp, handles, boxes, count) == VL_OK, "update");
             c.count = d.count = 0;
             CHECK(vl_broadphase_commit(bp, &c, &d) == VL_OK, "commit");
         }
-        CHECK(h.allocs == allocs, "%s: %ld allocations in 16 warm frames", kind_names[kind], h.allocs - allocs);
+        CHECK(h.allocs == allocs, "%s, %u updated: %ld allocations in 16 warm frames", kind_names[kind % KIND_COUNT],
+              count, h.allocs - allocs);
         vl_pair_buffer_free(&c);
         vl_pair_buffer_free(&d);
         vl_broadphase_destroy(bp);
@@ -508,6 +586,7 @@ int main(void) {
     test_pair_user_data();
     test_failing_allocator();
     test_no_frame_allocation();
+    test_mover_mix();
     test_sequences();
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);

@@ -24,7 +24,7 @@ void vl_prune_scratch_free(vl_prune_scratch* scratch) {
     vl_array_free((void**)&scratch->tmp, &scratch->tmp_cap, sizeof(uint64_t));
 }
 
-static vl_status prune_set_reserve(vl_prune_set* set, uint32_t n) {
+vl_status vl_prune_set_reserve(vl_prune_set* set, uint32_t n) {
     if (n <= set->capacity && set->capacity) return VL_OK;
     uint32_t cap = set->capacity * 2 > n ? set->capacity * 2 : n;
     if (cap < 64) cap = 64;
@@ -45,9 +45,20 @@ static vl_status prune_set_reserve(vl_prune_set* set, uint32_t n) {
     return VL_OK;
 }
 
+/* n entries, then the sentinels. */
+static void prune_set_finish(vl_prune_set* set, uint32_t n, int axis) {
+    for (uint32_t k = n; k < n + VL_PRUNE_PAD; k++) {
+        set->minx[k] = NAN;
+        set->maxx[k] = set->miny[k] = set->minz[k] = set->maxy[k] = set->maxz[k] = NAN;
+        set->id[k] = 0;
+    }
+    set->n = n;
+    set->axis = axis;
+}
+
 vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes, const uint32_t* ids,
                              uint32_t n, int axis, int presorted) {
-    vl_status s = prune_set_reserve(set, n);
+    vl_status s = vl_prune_set_reserve(set, n);
     if (s == VL_OK && !presorted) {
         s = vl_array_reserve((void**)&scratch->keys, &scratch->keys_cap, 0, n ? n : 1, sizeof(uint64_t));
         if (s == VL_OK) s = vl_array_reserve((void**)&scratch->tmp, &scratch->tmp_cap, 0, n ? n : 1, sizeof(uint64_t));
@@ -74,13 +85,36 @@ vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const
         set->maxz[k] = b->max[az];
         set->id[k] = id;
     }
-    for (uint32_t k = n; k < n + VL_PRUNE_PAD; k++) {
-        set->minx[k] = NAN;
-        set->maxx[k] = set->miny[k] = set->minz[k] = set->maxy[k] = set->maxz[k] = NAN;
-        set->id[k] = 0;
+    prune_set_finish(set, n, axis);
+    return VL_OK;
+}
+
+static inline void prune_copy(vl_prune_set* dst, uint32_t k, const vl_prune_set* src, uint32_t i) {
+    dst->minx[k] = src->minx[i];
+    dst->maxx[k] = src->maxx[i];
+    dst->miny[k] = src->miny[i];
+    dst->minz[k] = src->minz[i];
+    dst->maxy[k] = src->maxy[i];
+    dst->maxz[k] = src->maxz[i];
+    dst->id[k] = src->id[i];
+}
+
+vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls) {
+    vl_status s = vl_prune_set_reserve(dst, old->n + add->n);
+    if (s != VL_OK) return s;
+    uint32_t i = 0, j = 0, k = 0;
+    /* the sentinels (NaN) compare false: each side ends by its index */
+    while (i < old->n) {
+        if (j < add->n && add->minx[j] < old->minx[i]) {
+            prune_copy(dst, k++, add, j++);
+        } else { /* branch-free: copied, then kept when not a mover */
+            prune_copy(dst, k, old, i);
+            k += !(cls[old->id[i]] & VL_PRUNE_MOVED);
+            i++;
+        }
     }
-    set->n = n;
-    set->axis = axis;
+    while (j < add->n) prune_copy(dst, k++, add, j++);
+    prune_set_finish(dst, k, old->axis);
     return VL_OK;
 }
 
@@ -107,9 +141,9 @@ static vl_status prune_out_grow(prune_out* o) {
 
 /* Sweeps query q of set `qs` over candidates of `cs` from index j while they start before q ends,
  * 16 candidates per step; emits (query id, candidate id), swapped when `swap`, ordered low-high
- * when `order`. */
+ * when `order`. With `cls`, a candidate c is dropped when cls[c] & drop. */
 static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl_prune_set* cs, uint32_t j, int swap,
-                                    int order, prune_out* out) {
+                                    int order, const uint8_t* cls, uint8_t drop, prune_out* out) {
     vl_prune_query8 query =
         vl_prune_query8_make(qs->maxx[q], qs->miny[q], qs->minz[q], qs->maxy[q], qs->maxz[q]);
     uint32_t qid = qs->id[q];
@@ -130,6 +164,8 @@ static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl
             vl_pair* dst = out->pairs + out->count;
             do {
                 uint32_t cid = ids[j + (uint32_t)__builtin_ctz(hits)];
+                hits &= hits - 1;
+                if (cls && (cls[cid] & drop)) continue;
                 uint32_t a = swap ? cid : qid, b = swap ? qid : cid;
                 if (order && a > b) {
                     uint32_t t = a;
@@ -137,7 +173,6 @@ static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl
                     b = t;
                 }
                 *dst++ = (vl_pair){a, b};
-                hits &= hits - 1;
             } while (hits);
             out->count = (uint32_t)(dst - out->pairs);
         }
@@ -151,7 +186,7 @@ vl_status vl_prune_complete(const vl_prune_set* set, vl_pair_buffer* buffer) {
     vl_status s = VL_OK;
     for (uint32_t i = 0; i + 1 < set->n && s == VL_OK; i++) {
         /* the sweep reads candidates i+1.. and stops at the first that starts after box i ends */
-        if (set->minx[i + 1] <= set->maxx[i]) s = prune_sweep(set, i, set, i + 1, 0, 1, &out);
+        if (set->minx[i + 1] <= set->maxx[i]) s = prune_sweep(set, i, set, i + 1, 0, 1, NULL, 0, &out);
     }
     buffer->count = s == VL_OK ? out.count : start;
     return s;
@@ -167,13 +202,43 @@ vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, vl_pa
     for (uint32_t i = 0; i < a->n && s == VL_OK; i++) {
         while (j < b->n && b->minx[j] < a->minx[i]) j++;
         if (j == b->n) break;
-        if (b->minx[j] <= a->maxx[i]) s = prune_sweep(a, i, b, j, 0, 0, &out);
+        if (b->minx[j] <= a->maxx[i]) s = prune_sweep(a, i, b, j, 0, 0, NULL, 0, &out);
     }
     j = 0;
     for (uint32_t i = 0; i < b->n && s == VL_OK; i++) {
         while (j < a->n && a->minx[j] <= b->minx[i]) j++;
         if (j == a->n) break;
-        if (a->minx[j] <= b->maxx[i]) s = prune_sweep(b, i, a, j, 1, 0, &out);
+        if (a->minx[j] <= b->maxx[i]) s = prune_sweep(b, i, a, j, 1, 0, NULL, 0, &out);
+    }
+    buffer->count = s == VL_OK ? out.count : start;
+    return s;
+}
+
+vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* buffer) {
+    uint32_t start = buffer->count;
+    prune_out out = prune_out_begin(buffer);
+    vl_status s = VL_OK;
+    /* among the movers: only static-static pairs dropped */
+    for (uint32_t i = 0; i + 1 < m->n && s == VL_OK; i++) {
+        uint8_t drop = cls[m->id[i]] & VL_PRUNE_STATIC;
+        if (m->minx[i + 1] <= m->maxx[i]) s = prune_sweep(m, i, m, i + 1, 0, 1, cls, drop, &out);
+    }
+    /* movers against the others (starting at or after them), dropping movers among the candidates */
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < m->n && s == VL_OK; i++) {
+        while (j < all->n && all->minx[j] < m->minx[i]) j++;
+        if (j == all->n) break;
+        uint8_t drop = (uint8_t)(VL_PRUNE_MOVED | (cls[m->id[i]] & VL_PRUNE_STATIC));
+        if (all->minx[j] <= m->maxx[i]) s = prune_sweep(m, i, all, j, 0, 1, cls, drop, &out);
+    }
+    /* the others against movers starting strictly after them */
+    j = 0;
+    for (uint32_t i = 0; i < all->n && s == VL_OK; i++) {
+        while (j < m->n && m->minx[j] <= all->minx[i]) j++;
+        if (j == m->n) break;
+        uint8_t c = cls[all->id[i]];
+        if (!(c & VL_PRUNE_MOVED) && m->minx[j] <= all->maxx[i])
+            s = prune_sweep(all, i, m, j, 1, 1, cls, c & VL_PRUNE_STATIC, &out);
     }
     buffer->count = s == VL_OK ? out.count : start;
     return s;

@@ -31,6 +31,9 @@ typedef struct vl_prune_scratch {
 vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes, const uint32_t* ids,
                              uint32_t n, int axis, int presorted);
 void vl_prune_set_free(vl_prune_set* set);
+
+/* Room for n boxes (and the sentinels); the contents are lost when it grows. */
+vl_status vl_prune_set_reserve(vl_prune_set* set, uint32_t n);
 void vl_prune_scratch_free(vl_prune_scratch* scratch);
 
 /* Appends every overlapping pair of the set as (lower id, higher id). On failure out->count is
@@ -39,5 +42,18 @@ vl_status vl_prune_complete(const vl_prune_set* set, vl_pair_buffer* out);
 
 /* Appends every overlapping (a box, b box) pair as (id in a, id in b); both sets share one axis. */
 vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, vl_pair_buffer* out);
+
+/* Per-id class bits for vl_prune_movers. */
+enum { VL_PRUNE_MOVED = 1u, VL_PRUNE_STATIC = 2u };
+
+/* Appends, as (low, high), every overlapping pair with an end in `m` (the movers, every id with
+ * VL_PRUNE_MOVED in cls) and the other in `m` or among the entries of `all` without
+ * VL_PRUNE_MOVED; never two ids with VL_PRUNE_STATIC. Both sets share one axis. On
+ * failure out->count is restored. */
+vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* out);
+
+/* dst = the entries of `old` whose id has no VL_PRUNE_MOVED bit in cls, merged with those of `add`,
+ * sorted by min on the shared axis. dst is neither old nor add. */
+vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls);
 
 #endif

@@ -1,22 +1,13 @@
-/* VL_BROADPHASE_BOX_PRUNING: no per-object structure; each commit prunes the dynamic boxes among
- * themselves and against the static ones, sorts the pairs, and diffs them against the previous
- * commit's sorted pairs into created and deleted lists. */
+/* VL_BROADPHASE_BOX_PRUNING: a commit with many movers prunes the dynamic boxes among themselves
+ * and against the static ones, sorts the pairs, and diffs them against the previous commit's
+ * sorted pairs into created and deleted lists; one with few movers re-prunes only those
+ * (prune_bp_inc.c). */
 #include <string.h>
 
 #include "sap/axis.h"
-#include "sap/box_prune.h"
-#include "sap/broadphase.h"
+#include "sap/prune_bp.h"
 #include "sap/radix.h"
 
-typedef struct vl_prune_bp {
-    vl_pair_buffer cur, next; /* sorted by (a, b) */
-    uint32_t *dyn, *stat;
-    uint32_t dyn_cap, stat_cap;
-    uint64_t *keys, *tmp;
-    uint32_t keys_cap, tmp_cap;
-    vl_prune_set set_dyn, set_stat;
-    vl_prune_scratch scratch;
-} vl_prune_bp;
 
 static vl_status pbp_create(vl_broadphase* bp) {
     vl_prune_bp* p = vl_mem_calloc(sizeof *p);
@@ -36,21 +27,83 @@ static void pbp_destroy(vl_broadphase* bp) {
     vl_prune_set_free(&p->set_dyn);
     vl_prune_set_free(&p->set_stat);
     vl_prune_scratch_free(&p->scratch);
+    vl_array_free((void**)&p->cls, &p->cls_cap, 1);
+    vl_array_free((void**)&p->movers, &p->movers_cap, sizeof(uint32_t));
+    vl_prune_set_free(&p->all[0]);
+    vl_prune_set_free(&p->all[1]);
+    vl_prune_set_free(&p->set_m);
+    vl_pair_buffer_free(&p->found);
     vl_mem_free(p, sizeof *p);
 }
 
+/* Lists the slots not listed yet. Branch-free: each slot is written past the list's end and kept
+ * when it was not listed; the list and its count in locals, since the byte stores alias them. */
+static void pbp_mark(vl_prune_bp* p, const uint32_t* handles, uint32_t count) {
+    uint8_t* cls = p->cls;
+    uint32_t* movers = p->movers;
+    uint32_t n = p->mover_count;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t h = handles[i];
+        movers[n] = h;
+        n += !(cls[h] & VL_PRUNE_MOVED);
+        cls[h] |= VL_PRUNE_MOVED;
+    }
+    p->mover_count = n;
+}
+
+/* A slot is listed at most once per period (removed slots wait for the commit): the list never
+ * outgrows the slots. */
 static vl_status pbp_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
-    (void)bp, (void)handles, (void)count;
+    vl_prune_bp* p = bp->impl;
+    const vl_bp_objects* o = &bp->objects;
+    uint64_t slots = o->slot_count;
+    vl_status s = vl_array_reserve((void**)&p->cls, &p->cls_cap, p->cls_cap, slots, 1);
+    if (s == VL_OK) /* one more for pbp_mark's write past the end */
+        s = vl_array_reserve((void**)&p->movers, &p->movers_cap, p->mover_count, slots + 1, sizeof(uint32_t));
+    if (s != VL_OK) return s;
+    for (uint32_t i = 0; i < count; i++)
+        p->cls[handles[i]] = (o->flags[handles[i]] & VL_OBJ_STATIC) ? VL_PRUNE_STATIC : 0;
+    pbp_mark(p, handles, count);
     return VL_OK;
 }
 
 static vl_status pbp_update(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count) {
-    for (uint32_t i = 0; i < count; i++) bp->objects.boxes[handles[i]] = boxes[i];
+    vl_aabb* dst = bp->objects.boxes;
+    for (uint32_t i = 0; i < count; i++) dst[handles[i]] = boxes[i];
+    pbp_mark(bp->impl, handles, count);
     return VL_OK;
 }
 
 static void pbp_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
-    (void)bp, (void)handles, (void)count;
+    pbp_mark(bp->impl, handles, count);
+}
+
+/* Through the list when it is short, else one pass over every slot (which vectorises). */
+void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o) {
+    uint8_t* cls = p->cls;
+    const uint8_t* flags = o->flags;
+    if (p->mover_count < o->slot_count / 8) {
+        for (uint32_t i = 0; i < p->mover_count; i++) {
+            uint32_t h = p->movers[i];
+            cls[h] = (flags[h] & VL_OBJ_ALIVE) ? (uint8_t)(cls[h] & ~VL_PRUNE_MOVED) : 0;
+        }
+    } else {
+        for (uint32_t h = 0; h < o->slot_count; h++)
+            cls[h] = (uint8_t)(cls[h] & VL_PRUNE_STATIC & -(flags[h] & VL_OBJ_ALIVE));
+    }
+    p->mover_count = 0;
+}
+
+vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf) {
+    uint32_t n = buf->count;
+    vl_status s = vl_array_reserve((void**)&p->keys, &p->keys_cap, 0, n ? n : 1, sizeof(uint64_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&p->tmp, &p->tmp_cap, 0, n ? n : 1, sizeof(uint64_t));
+    if (s != VL_OK) return s;
+    vl_pair* pairs = buf->pairs;
+    for (uint32_t i = 0; i < n; i++) p->keys[i] = (uint64_t)pairs[i].a << 32 | pairs[i].b;
+    vl_radix_sort_u64(p->keys, p->tmp, n, 0);
+    for (uint32_t i = 0; i < n; i++) pairs[i] = (vl_pair){(uint32_t)(p->keys[i] >> 32), (uint32_t)p->keys[i]};
+    return VL_OK;
 }
 
 /* All current pairs into p->next, as (low, high), sorted. */
@@ -78,25 +131,22 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o) {
         s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
         if (s == VL_OK) s = vl_prune_bipartite(&p->set_dyn, &p->set_stat, &p->next);
     }
-    uint32_t n = p->next.count;
-    if (s == VL_OK) s = vl_array_reserve((void**)&p->keys, &p->keys_cap, 0, n ? n : 1, sizeof(uint64_t));
-    if (s == VL_OK) s = vl_array_reserve((void**)&p->tmp, &p->tmp_cap, 0, n ? n : 1, sizeof(uint64_t));
     if (s != VL_OK) return s;
     vl_pair* pairs = p->next.pairs;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t a = pairs[i].a, b = pairs[i].b;
-        p->keys[i] = a < b ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
-    }
-    vl_radix_sort_u64(p->keys, p->tmp, n, 0);
-    for (uint32_t i = 0; i < n; i++) pairs[i] = (vl_pair){(uint32_t)(p->keys[i] >> 32), (uint32_t)p->keys[i]};
-    return VL_OK;
+    for (uint32_t i = 0; i < p->next.count; i++)
+        if (pairs[i].a > pairs[i].b) pairs[i] = (vl_pair){pairs[i].b, pairs[i].a};
+    return vl_pbp_sort_pairs(p, &p->next);
 }
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
 
 static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
     vl_prune_bp* p = bp->impl;
-    vl_status s = pbp_find_pairs(p, &bp->objects);
+    const vl_bp_objects* o = &bp->objects;
+    if (!p->mover_count) return VL_OK;
+    if ((uint64_t)p->mover_count * VL_PBP_INC_RATIO <= o->alive)
+        return vl_pbp_commit_incremental(p, o, created, deleted);
+    vl_status s = pbp_find_pairs(p, o);
     if (s == VL_OK && created) s = vl_pair_buffer_reserve(created, created->count + p->next.count);
     if (s == VL_OK && deleted) s = vl_pair_buffer_reserve(deleted, deleted->count + p->cur.count);
     if (s != VL_OK) return s;
@@ -118,6 +168,8 @@ static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_
     vl_pair_buffer t = p->cur;
     p->cur = p->next;
     p->next = t;
+    vl_pbp_clear_movers(p, o);
+    p->all_valid = 0;
     return VL_OK;
 }
 

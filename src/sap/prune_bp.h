@@ -1,0 +1,41 @@
+/* State of VL_BROADPHASE_BOX_PRUNING (prune_bp.c: the operations and the full prune;
+ * prune_bp_inc.c: the incremental commit). */
+#ifndef VL_SAP_PRUNE_BP_H
+#define VL_SAP_PRUNE_BP_H
+
+#include "sap/box_prune.h"
+#include "sap/broadphase.h"
+
+typedef struct vl_prune_bp {
+    vl_pair_buffer cur, next; /* sorted by (a, b) */
+    uint32_t *dyn, *stat;
+    uint32_t dyn_cap, stat_cap;
+    uint64_t *keys, *tmp;
+    uint32_t keys_cap, tmp_cap;
+    vl_prune_set set_dyn, set_stat;
+    vl_prune_scratch scratch;
+    /* incremental commits */
+    uint8_t* cls;        /* per slot: VL_PRUNE_STATIC, VL_PRUNE_MOVED (added, updated or removed) */
+    uint32_t* movers;    /* the slots with VL_PRUNE_MOVED, once each */
+    uint32_t cls_cap, movers_cap, mover_count;
+    vl_prune_set all[2]; /* all[0]: every alive object sorted on one axis, when all_valid */
+    int all_valid;
+    vl_prune_set set_m; /* the alive movers */
+    vl_pair_buffer found; /* the pairs of movers, (low, high) */
+} vl_prune_bp;
+
+/* An incremental commit re-prunes only the movers: used while they are at most 1 / VL_PBP_INC_RATIO
+ * of the alive objects. */
+#define VL_PBP_INC_RATIO 4u
+
+/* Sorts the pairs of buf by (a, b); each pair is (low, high). */
+vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf);
+
+/* Clears the movers after a successful commit. */
+void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o);
+
+/* The commit by re-pruning the movers only; on failure nothing changed. */
+vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_pair_buffer* created,
+                                    vl_pair_buffer* deleted);
+
+#endif

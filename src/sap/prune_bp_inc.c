@@ -1,0 +1,80 @@
+/* The incremental commit of VL_BROADPHASE_BOX_PRUNING: only the movers (added, updated, removed
+ * since the last commit) are pruned, among themselves and against every other object, kept sorted
+ * on the sweep axis from one commit to the next (the movers' old entries dropped, their new ones
+ * merged in). Pairs between two unmoved objects stay as they are; one merge walk of the sorted
+ * current pairs with the sorted pairs of movers gives the created, the deleted and the new set. */
+#include "sap/axis.h"
+#include "sap/prune_bp.h"
+
+static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
+
+/* Every alive object, sorted on the sweep axis, into p->all[1]; the alive movers into p->set_m. */
+static vl_status inc_sets(vl_prune_bp* p, const vl_bp_objects* o) {
+    vl_status s = vl_array_reserve((void**)&p->dyn, &p->dyn_cap, 0, p->mover_count + 1ull, sizeof(uint32_t));
+    if (s != VL_OK) return s;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < p->mover_count; i++)
+        if (o->flags[p->movers[i]] & VL_OBJ_ALIVE) p->dyn[m++] = p->movers[i];
+    if (p->all_valid) {
+        s = vl_prune_set_build(&p->set_m, &p->scratch, o->boxes, p->dyn, m, p->all[0].axis, 0);
+        return s == VL_OK ? vl_prune_set_merge(&p->all[1], &p->all[0], &p->set_m, p->cls) : s;
+    }
+    s = vl_array_reserve((void**)&p->stat, &p->stat_cap, 0, o->slot_count + 1ull, sizeof(uint32_t));
+    if (s != VL_OK) return s;
+    uint32_t n = 0;
+    for (uint32_t h = 0; h < o->slot_count; h++)
+        if (o->flags[h] & VL_OBJ_ALIVE) p->stat[n++] = h;
+    vl_axis_stats stats = {0};
+    vl_axis_stats_add(&stats, o->boxes, p->stat, n);
+    int axis = vl_axis_stats_best(&stats);
+    s = vl_prune_set_build(&p->set_m, &p->scratch, o->boxes, p->dyn, m, axis, 0);
+    if (s == VL_OK) s = vl_prune_set_build(&p->all[1], &p->scratch, o->boxes, p->stat, n, axis, 0);
+    return s;
+}
+
+vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_pair_buffer* created,
+                                    vl_pair_buffer* deleted) {
+    vl_status s = inc_sets(p, o);
+    p->found.count = 0;
+    if (s == VL_OK) s = vl_prune_movers(&p->set_m, &p->all[1], p->cls, &p->found);
+    if (s == VL_OK) s = vl_pbp_sort_pairs(p, &p->found);
+    uint32_t no = p->cur.count, nn = p->found.count;
+    uint64_t most = (uint64_t)no + nn + (created ? created->count : 0) + (deleted ? deleted->count : 0);
+    if (s == VL_OK && most > UINT32_MAX) s = VL_ERR_OUT_OF_MEMORY; /* no buffer holds them */
+    if (s == VL_OK) s = vl_pair_buffer_reserve(&p->next, no + nn);
+    if (s == VL_OK && created) s = vl_pair_buffer_reserve(created, created->count + nn);
+    if (s == VL_OK && deleted) s = vl_pair_buffer_reserve(deleted, deleted->count + no);
+    if (s != VL_OK) return s;
+    /* found holds every pair with a moved end: a current pair with a moved end that is not found
+     * is deleted, one without is kept */
+    const vl_pair *old = p->cur.pairs, *now = p->found.pairs;
+    vl_pair* next = p->next.pairs;
+    const uint8_t* cls = p->cls;
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < no || j < nn) {
+        uint64_t ko = i < no ? pair_key(old[i]) : UINT64_MAX, kn = j < nn ? pair_key(now[j]) : UINT64_MAX;
+        if (ko < kn) {
+            vl_pair q = old[i++];
+            if (!((cls[q.a] | cls[q.b]) & VL_PRUNE_MOVED))
+                next[k++] = q;
+            else if (deleted)
+                deleted->pairs[deleted->count++] = q;
+        } else {
+            if (ko == kn)
+                i++;
+            else if (created)
+                created->pairs[created->count++] = now[j];
+            next[k++] = now[j++];
+        }
+    }
+    p->next.count = k;
+    vl_pair_buffer t = p->cur;
+    p->cur = p->next;
+    p->next = t;
+    vl_prune_set u = p->all[0];
+    p->all[0] = p->all[1];
+    p->all[1] = u;
+    p->all_valid = 1;
+    vl_pbp_clear_movers(p, o);
+    return VL_OK;
+}
