@@ -280,6 +280,38 @@ static void test_triangle_reference(void) {
     CHECK(agree > total / 2, "too few decisive cases: %u", agree);
 }
 
+/* A ray in a triangle's plane, or grazing it within about 2^-20 rad, misses: Cramer's rule there
+ * cancelled to a "hit" at the ray's origin, far outside the triangle and its node boxes (found by
+ * the fuzzer: the primitive test, so brute force, hit; the traversals culled). A steep ray hits. */
+static void test_grazing_rays(void) {
+    const float xyz[9] = {-1, -1, -1, -1, 2.5f, 2.5f, 2.5f, 2.5f, 2.5f}; /* in the plane y = z */
+    const uint32_t idx[3] = {0, 1, 2};
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "grazing: build");
+    const vl_ray rays[3] = {
+        {{-8, -8, -8}, 0.0f, {1.5f, 1e-30f, 0.0f}, INFINITY}, /* in the plane, 1e-30 off it */
+        {{-8, -8, -8}, 0.0f, {1.0f, 1e-7f, 0.0f}, INFINITY},  /* 1e-7 rad off it */
+        {{1.0f / 6, 19.0f / 3, -11.0f / 3}, 0.0f, {0.0f, -1.0f, 1.0f}, INFINITY}, /* steep, to the centroid */
+    };
+    vl_bvh_tri tri;
+    vl_bvh_tri_setup(&tri, xyz, xyz + 3, xyz + 6, 0);
+    vl_hit batch[3], single;
+    CHECK(vl_bvh_raycast(bvh, rays, 3, 0, batch) == VL_OK, "grazing: raycast");
+    for (int i = 0; i < 3; i++) {
+        float t, u, v;
+        int hit = vl_bvh_ray_triangle(rays[i].origin, rays[i].dir, 0.0f, FLT_MAX, &tri, &t, &u, &v);
+        CHECK(hit == (i == 2), "grazing: primitive test of ray %d: hit %d", i, hit);
+        CHECK(vl_bvh_raycast1(bvh, &rays[i], 0, &single) == VL_OK, "grazing: raycast1");
+        if (i < 2) {
+            CHECK(batch[i].prim == VL_NO_HIT && single.prim == VL_NO_HIT, "grazing ray %d hit", i);
+        } else {
+            CHECK(batch[i].prim == 0 && single.prim == 0 && fabsf(single.t - 5.0f) < 1e-5f && batch[i].t == single.t,
+                  "steep ray: prim %u t %g", single.prim, single.t);
+        }
+    }
+    vl_bvh_destroy(bvh);
+}
+
 int main(void) {
     CHECK(vl_bytes_in_use() == 0, "bytes in use at start");
     test_build_errors();
@@ -287,6 +319,7 @@ int main(void) {
     test_out_of_memory();
     test_validate_and_stats();
     test_triangle_reference();
+    test_grazing_rays();
     CHECK(vl_bytes_in_use() == 0, "bytes in use at the end: %zu", vl_bytes_in_use());
     return test_finish("test_bvh_api");
 }

@@ -11,7 +11,8 @@
  * hits at least one triangle (it is not watertight in the strict sense; a ray may hit both
  * neighbours of an edge, with equal t). Triangles of zero area, and slivers whose normal is
  * shorter than 2^-20 |v1 - v0| |v2 - v0| (an angle under about 1e-6 rad, where float arithmetic
- * gives noise), are never hit. Boxes are hit by the slab test; hit.t is the entry t clamped to
+ * gives noise), are never hit, nor by a ray in a triangle's plane or within about 2^-20 rad of
+ * it. Boxes are hit by the slab test; hit.t is the entry t clamped to
  * the ray's tmin (0 when the origin is inside and tmin = 0). A hit's t is always finite. */
 #ifndef VOLLEY_BVH_H
 #define VOLLEY_BVH_H

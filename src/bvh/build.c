@@ -71,8 +71,10 @@ static vl_split find_split(const vl_build* b, uint32_t begin, uint32_t end, cons
     int axes = 0;
     for (int a = 0; a < 3; a++) {
         float ext = cmax[a] - cmin[a];
+        /* not binned: a flat axis, or one whose centroids span more than FLT_MAX (ext and the
+         * distances to cmin overflow, which would make bin indices NaN) */
         scale[a] = ext > 0 ? (float)nb / ext : 0.0f;
-        if (ext > 0 && scale[a] < FLT_MAX) axes |= 1 << a;
+        if (ext > 0 && ext <= FLT_MAX && scale[a] < FLT_MAX) axes |= 1 << a;
         else scale[a] = 0.0f;
         for (uint32_t i = 0; i < nb; i++) {
             bmin[a][i] = vl_f4_set1(FLT_MAX);
@@ -82,12 +84,19 @@ static vl_split find_split(const vl_build* b, uint32_t begin, uint32_t end, cons
     }
     vl_split best = {-1, 0, 0.0f, 0.0f, nb, INFINITY};
     if (!axes) return best;
+    /* bin_of on the three axes at once: the same float operations, truncated alike (on a binned
+     * axis the values are in [0, nb + 1), far inside int32; the others' bins are never read) */
+    const float cmin_l[4] = {cmin[0], cmin[1], cmin[2], 0.0f}, scale_l[4] = {scale[0], scale[1], scale[2], 0.0f};
+    const vl_f4 cmin4 = vl_f4_loadu(cmin_l), scale4 = vl_f4_loadu(scale_l);
+    const vl_i4 last = vl_i4_set1((int32_t)nb - 1);
     for (uint32_t i = begin; i < end; i++) {
         uint32_t p = b->idx[i];
-        const float* c = b->cent + 4 * (size_t)p;
         vl_f4 lo = vl_f4_load(b->box + 8 * (size_t)p), hi = vl_f4_load(b->box + 8 * (size_t)p + 4);
+        _Alignas(16) uint32_t bin[4];
+        vl_f4 t = vl_f4_mul(vl_f4_sub(vl_f4_load(b->cent + 4 * (size_t)p), cmin4), scale4);
+        vl_i4_store(bin, vl_i4_min_u(vl_f4_to_i(t), last));
         for (int a = 0; a < 3; a++) {
-            uint32_t k = bin_of(c[a], cmin[a], scale[a], nb);
+            uint32_t k = bin[a];
             bmin[a][k] = vl_f4_min(bmin[a][k], lo);
             bmax[a][k] = vl_f4_max(bmax[a][k], hi);
             bcount[a][k]++;

@@ -86,13 +86,16 @@ static inline void vl_bvh_tri_setup(vl_bvh_tri* tri, const float p0[3], const fl
 
 /* Moller-Trumbore with the precomputed normal (Cramer's rule on o + t d = v0 + u e1 + v e2):
  * c = v0 - o, r = d x c, det = d . ng, t = ng . c / det, u = r . e2n / det, v = r . e1 / det.
- * Double-sided, barycentric tolerance VL_BVH_TRIANGLE_EPSILON. On a hit with t in [tmin, tmax]
- * writes t, u, v and returns 1. */
+ * Double-sided, barycentric tolerance VL_BVH_TRIANGLE_EPSILON. A ray in the triangle's plane, or
+ * within about 2^-20 rad of it (|det| <= 2^-20 |ng|_1 |d|_1), misses: there the rule's
+ * cancellations gave hits far outside the triangle (a ray in its plane "hit" at its origin). On
+ * a hit with t in [tmin, tmax] writes t, u, v and returns 1. */
 static inline int vl_bvh_ray_triangle(const float o[3], const float d[3], float tmin, float tmax,
                                       const vl_bvh_tri* tri, float* t_out, float* u_out, float* v_out) {
     const float *ng = tri->ng, *e1 = tri->e1, *e2n = tri->e2n;
     float det = (ng[0] * d[0] + ng[1] * d[1]) + ng[2] * d[2];
-    if (det == 0.0f) return 0;
+    float grazing = ((fabsf(ng[0]) + fabsf(ng[1])) + fabsf(ng[2])) * ((fabsf(d[0]) + fabsf(d[1])) + fabsf(d[2]));
+    if (!(fabsf(det) > grazing * 0x1p-20f)) return 0;
     float inv = 1.0f / det;
     float cx = tri->v0[0] - o[0], cy = tri->v0[1] - o[1], cz = tri->v0[2] - o[2];
     float rx = d[1] * cz - d[2] * cy;

@@ -280,25 +280,36 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
             }
         }
         if (!k) continue;
-        if ((uint64_t)atop + total > arena_size) { /* no room: one ray at a time from here */
+        if ((uint64_t)atop + total + k * VL_W > arena_size) { /* no room: one ray at a time from here */
             VL_T(one_by_one)(bvh, rec, ids, e.n, parallel, e.child, any_hit, hits);
             continue;
         }
         uint32_t* dst[8];
         uint32_t off[8];
-        for (uint32_t j = 0; j < k; j++) {
+        for (uint32_t j = 0; j < k; j++) { /* each list is followed by VL_W spare entries */
             uint32_t l = order[j];
             off[l] = atop;
             dst[l] = arena + atop;
-            atop += cnt[l];
+            atop += cnt[l] + VL_W;
         }
+        /* branchless compaction: every lane is stored, only the hit ones advance the list (the
+         * extra stores land on the spare entries past the list's end) */
         for (uint32_t i = 0, blk = 0; i < e.n; i += VL_W, blk++) {
             for (uint32_t g = 0; g < 2; g++) {
                 uint32_t packed = masks[2 * blk + g];
                 for (uint32_t c = 0; packed; c++, packed >>= VL_W) {
-                    uint32_t l = c + 4 * g;
-                    for (uint32_t bits = packed & lanes_all; bits; bits &= bits - 1)
-                        *dst[l]++ = ids[i + (uint32_t)__builtin_ctz(bits)];
+                    uint32_t bits = packed & lanes_all;
+                    if (!bits) continue;
+#if VL_W == 8
+                    dst[c + 4 * g] = vl_b8_compress(dst[c + 4 * g], ids + i, bits);
+#else
+                    uint32_t* d = dst[c + 4 * g];
+                    for (uint32_t j = 0; j < VL_W; j++) {
+                        *d = ids[i + j];
+                        d += (bits >> j) & 1u;
+                    }
+                    dst[c + 4 * g] = d;
+#endif
                 }
             }
         }

@@ -29,14 +29,17 @@ VL_INLINE VF VL_B(dot3)(VF ax, VF ay, VF az, VF bx, VF by, VF bz) {
 }
 
 /* Moller-Trumbore with a precomputed normal (see vl_bvh_ray_triangle) for VL_W rays (origin o,
- * direction d) against one double-sided triangle: the mask of lanes with det != 0, u >= -eps,
- * v >= -eps, u + v <= 1 + eps and t in [tmin, tmax], and t, u, v. The float operations and
- * their order are the scalar code's, so both paths answer alike to the bit; a zero det gives
- * inf/NaN lanes that the det mask drops. 18 mul, 1 div. */
+ * direction d) against one double-sided triangle: the mask of lanes with |det| > 2^-20 |ng|_1
+ * |d|_1 (not grazing), u >= -eps, v >= -eps, u + v <= 1 + eps and t in [tmin, tmax], and t, u,
+ * v. The float operations and their order are the scalar code's, so both paths answer alike to
+ * the bit; a zero det gives inf/NaN lanes that the det mask drops. 19 mul, 1 div. */
 VL_INLINE VF VL_B(ray_triangle)(const VF o[3], const VF d[3], VF tmin, VF tmax, const TRIV* tri, VF* t_out, VF* u_out,
                                 VF* v_out) {
     const VF *ng = tri->ng, *e1 = tri->e1, *e2n = tri->e2n;
     VF det = VL_B(dot3)(ng[0], ng[1], ng[2], d[0], d[1], d[2]);
+    VF nsum = VL_V(add)(VL_V(add)(VL_V(abs)(ng[0]), VL_V(abs)(ng[1])), VL_V(abs)(ng[2]));
+    VF dsum = VL_V(add)(VL_V(add)(VL_V(abs)(d[0]), VL_V(abs)(d[1])), VL_V(abs)(d[2]));
+    VF steep = VL_V(gt)(VL_V(abs)(det), VL_V(mul)(VL_V(mul)(nsum, dsum), VL_V(set1)(0x1p-20f)));
     VF inv = VL_V(div)(VL_V(set1)(1.0f), det);
     VF cx = VL_V(sub)(tri->v0[0], o[0]), cy = VL_V(sub)(tri->v0[1], o[1]), cz = VL_V(sub)(tri->v0[2], o[2]);
     VF rx = VL_V(sub)(VL_V(mul)(d[1], cz), VL_V(mul)(d[2], cy));
@@ -47,12 +50,29 @@ VL_INLINE VF VL_B(ray_triangle)(const VF o[3], const VF d[3], VF tmin, VF tmax, 
     VF v = VL_V(mul)(VL_B(dot3)(rx, ry, rz, e1[0], e1[1], e1[2]), inv);
     const VF neg_eps = VL_V(set1)(-VL_BVH_TRIANGLE_EPSILON);
     const VF one_eps = VL_V(set1)(1.0f + VL_BVH_TRIANGLE_EPSILON);
-    VF m = VL_V(andnot)(VL_V(ge)(u, neg_eps), VL_V(eq)(det, VL_V(zero)()));
+    VF m = VL_V(and)(VL_V(ge)(u, neg_eps), steep);
     m = VL_V(and)(m, VL_V(ge)(v, neg_eps));
     m = VL_V(and)(m, VL_V(le)(VL_V(add)(u, v), one_eps));
     m = VL_V(and)(m, VL_V(and)(VL_V(ge)(t, tmin), VL_V(le)(t, tmax)));
     *t_out = t, *u_out = u, *v_out = v;
     return m;
+}
+
+/* One ray (o, d, tmin, tmax broadcast) against the n triangles (1 <= n <= VL_W) whose records
+ * (v0, e1, e2n, ng, then anything) start `stride` floats apart at tris, one triangle per lane:
+ * the mask bits of the lanes hit (see ray_triangle), and t, u, v. Lanes past n repeat the last
+ * triangle, so nothing past its record is read, and are dropped. */
+VL_INLINE uint32_t VL_B(ray_tris)(const float* tris, uint32_t stride, uint32_t n, const VF o[3], const VF d[3], VF tmin,
+                                  VF tmax, VF* t_out, VF* u_out, VF* v_out) {
+    uint32_t idx[VL_W];
+    for (uint32_t j = 0; j < VL_W; j++) idx[j] = j < n ? j : n - 1;
+    VF q0[4], q1[4], q2[4];
+    VL_B(gather)(tris, stride, idx, 0, q0);
+    VL_B(gather)(tris, stride, idx, 1, q1);
+    VL_B(gather)(tris, stride, idx, 2, q2);
+    TRIV tri = {{q0[0], q0[1], q0[2]}, {q0[3], q1[0], q1[1]}, {q1[2], q1[3], q2[0]}, {q2[1], q2[2], q2[3]}};
+    VF m = VL_B(ray_triangle)(o, d, tmin, tmax, &tri, t_out, u_out, v_out);
+    return VL_V(bits)(VL_V(and)(m, VL_V(first)(n)));
 }
 
 #undef VL_BP3_

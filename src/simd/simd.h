@@ -125,6 +125,8 @@ VL_INLINE vl_i4 vl_i4_max_u(vl_i4 a, vl_i4 b) { return simde_mm_max_epu32(a, b);
 /* all ones in lanes holding a negative value */
 VL_INLINE vl_i4 vl_i4_sign_mask(vl_i4 a) { return simde_mm_srai_epi32(a, 31); }
 VL_INLINE vl_i4 vl_f4_as_i(vl_f4 a) { return simde_mm_castps_si128(a); }
+/* truncation toward zero (in range of int32) */
+VL_INLINE vl_i4 vl_f4_to_i(vl_f4 a) { return simde_mm_cvttps_epi32(a); }
 VL_INLINE vl_f4 vl_i4_as_f(vl_i4 a) { return simde_mm_castsi128_ps(a); }
 
 /* ---- 8 lanes, float ---------------------------------------------------------------------- */
@@ -192,6 +194,9 @@ VL_INLINE vl_i8 vl_i8_max(vl_i8 a, vl_i8 b) { return simde_mm256_max_epi32(a, b)
 VL_INLINE vl_i8 vl_i8_min_u(vl_i8 a, vl_i8 b) { return simde_mm256_min_epu32(a, b); }
 VL_INLINE vl_i8 vl_i8_max_u(vl_i8 a, vl_i8 b) { return simde_mm256_max_epu32(a, b); }
 VL_INLINE vl_i8 vl_i8_sign_mask(vl_i8 a) { return simde_mm256_srai_epi32(a, 31); }
+VL_INLINE vl_i8 vl_i8_shr_var(vl_i8 a, vl_i8 count) { return simde_mm256_srlv_epi32(a, count); }
+/* lane j = a's lane idx[j] & 7 */
+VL_INLINE vl_i8 vl_i8_permute(vl_i8 a, vl_i8 idx) { return simde_mm256_permutevar8x32_epi32(a, idx); }
 VL_INLINE vl_i8 vl_f8_as_i(vl_f8 a) { return simde_mm256_castps_si256(a); }
 VL_INLINE vl_f8 vl_i8_as_f(vl_i8 a) { return simde_mm256_castsi256_ps(a); }
 
