@@ -129,9 +129,34 @@ static float ref_max(float a, float b) { return a > b ? a : b; }
 TEST_WIDTH(4)
 TEST_WIDTH(8)
 
+/* Ops that exist at one width only: conversion, variable shift, lane permutation. */
+static void test_single_width_ops(test_rng* rng) {
+    for (int trial = 0; trial < TRIALS; trial++) {
+        float f[4];
+        int32_t truncated[4];
+        for (int i = 0; i < 4; i++) f[i] = test_float(rng, -2e9f, 2e9f) * (test_u32(rng, 2) ? 1e-6f : 1.0f);
+        vl_i4_storeu(truncated, vl_f4_to_i(vl_f4_loadu(f)));
+        for (int i = 0; i < 4; i++) CHECK(truncated[i] == (int32_t)f[i], "to_i lane %d: %g -> %d", i, f[i], truncated[i]);
+
+        uint32_t a[8], count[8], idx[8], shifted[8], permuted[8];
+        for (int i = 0; i < 8; i++) {
+            a[i] = (uint32_t)test_next(rng);
+            count[i] = test_u32(rng, 40); /* counts past 31 give 0 */
+            idx[i] = (uint32_t)test_next(rng);  /* only the low 3 bits select */
+        }
+        vl_i8_storeu(shifted, vl_i8_shr_var(vl_i8_loadu(a), vl_i8_loadu(count)));
+        vl_i8_storeu(permuted, vl_i8_permute(vl_i8_loadu(a), vl_i8_loadu(idx)));
+        for (int i = 0; i < 8; i++) {
+            CHECK(shifted[i] == (count[i] > 31 ? 0u : a[i] >> count[i]), "shr_var lane %d by %u", i, count[i]);
+            CHECK(permuted[i] == a[idx[i] & 7], "permute lane %d from %u", i, idx[i] & 7);
+        }
+    }
+}
+
 int main(void) {
     test_rng rng = {12345};
     test_width_4(&rng);
     test_width_8(&rng);
+    test_single_width_ops(&rng);
     return test_finish("test_simd_ops");
 }
