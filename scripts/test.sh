@@ -61,8 +61,10 @@ run_fuzzers() {
     name=$(basename "$bin")
     corpus="$dir/corpus-$name"
     mkdir -p "$corpus"
+    local seeds="fuzz/regressions/${name#fuzz-}"
+    [[ -d $seeds ]] || seeds=""
     echo "=== fuzz: $name for ${seconds}s"
-    if "$bin" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$dir/$name-" "$corpus" >"$dir/$name.log" 2>&1; then
+    if "$bin" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$dir/$name-" "$corpus" $seeds >"$dir/$name.log" 2>&1; then
       echo "$name: ok ($(grep -c . "$corpus"/* 2>/dev/null | wc -l) corpus entries)"
       total_passed=$((total_passed + 1))
     else
