@@ -6,6 +6,7 @@
 
 #include "core/alloc.h"
 #include "simd/kernels.h"
+#include "../tests/test_rng.h"
 
 struct kernel_scene {
     uint32_t box_count, ray_count, any_parallel;
@@ -18,11 +19,6 @@ struct kernel_scene {
     float* storage;
     size_t storage_bytes;
 };
-
-static float rnd(uint64_t* s, float lo, float hi) {
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + (hi - lo) * (float)((*s >> 40) * (1.0 / 16777216.0));
-}
 
 kernel_scene* kernel_scene_create(uint32_t box_count, uint32_t ray_count, int parallel_rays) {
     kernel_scene* s = calloc(1, sizeof *s);
@@ -47,17 +43,17 @@ kernel_scene* kernel_scene_create(uint32_t box_count, uint32_t ray_count, int pa
     s->rays.tmin = f, f += nr;
     s->rays.tmax = f, f += nr;
     s->tnear = f;
-    uint64_t seed = 1234;
+    test_rng seed = {1234};
     for (uint32_t i = 0; i < box_count; i++) {
         for (int a = 0; a < 3; a++) {
-            float c = rnd(&seed, -10, 10), h = rnd(&seed, 0.1f, 2.0f);
+            float c = test_float(&seed, -10, 10), h = test_float(&seed, 0.1f, 2.0f);
             s->aabbs[i].min[a] = s->boxes.min[a][i] = c - h;
             s->aabbs[i].max[a] = s->boxes.max[a][i] = c + h;
         }
     }
     for (uint32_t i = 0; i < ray_count; i++) {
-        vl_ray ray = {{rnd(&seed, -12, 12), rnd(&seed, -12, 12), rnd(&seed, -12, 12)}, 0,
-                      {rnd(&seed, -1, 1), rnd(&seed, -1, 1), rnd(&seed, -1, 1)}, rnd(&seed, 5, 30)};
+        vl_ray ray = {{test_float(&seed, -12, 12), test_float(&seed, -12, 12), test_float(&seed, -12, 12)}, 0,
+                      {test_float(&seed, -1, 1), test_float(&seed, -1, 1), test_float(&seed, -1, 1)}, test_float(&seed, 5, 30)};
         if (parallel_rays) ray.dir[i % 3] = 0.0f;
         s->preps[i] = vl_ray_prepare(&ray);
         s->any_parallel |= s->preps[i].parallel;

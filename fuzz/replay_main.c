@@ -6,13 +6,7 @@
 #include <stdlib.h>
 
 #include "fuzz_util.h"
-
-static uint64_t next(uint64_t* s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "test_rng.h"
 
 static int replay_file(const char* path) {
     FILE* f = fopen(path, "rb");
@@ -36,12 +30,12 @@ int main(int argc, char** argv) {
     unsigned runs = (unsigned)(3000 * (scale > 0 ? scale : 1.0));
     if (runs < 30) runs = 30;
     static uint8_t buf[4096];
-    uint64_t seed = 2024;
+    test_rng rng = {2024};
     for (unsigned r = 0; r < runs; r++) {
-        size_t n = (size_t)(next(&seed) % sizeof buf);
+        size_t n = (size_t)(test_next(&rng) % sizeof buf);
         /* skew the bytes so that small opcodes and grid coordinates dominate, as a fuzzer's would */
         for (size_t i = 0; i < n; i++) {
-            uint64_t v = next(&seed);
+            uint64_t v = test_next(&rng);
             buf[i] = (uint8_t)((v & 3) == 0 ? v >> 8 : (v >> 8) % 64);
         }
         LLVMFuzzerTestOneInput(buf, n);

@@ -12,6 +12,8 @@
 
 #include <volley/volley.h>
 
+#include "test_rng.h"
+
 /* A triangle mesh; agents are points from which line-of-sight rays start (may be 0). */
 typedef struct scene_mesh {
     float* xyz;
@@ -22,24 +24,6 @@ typedef struct scene_mesh {
     uint32_t agent_count;
     float lo[3], hi[3]; /* bounds of the vertices */
 } scene_mesh;
-
-typedef struct scene_rng {
-    uint64_t state;
-} scene_rng;
-
-static inline uint64_t scene_next(scene_rng* r) {
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in [lo, hi) */
-static inline float scene_float(scene_rng* r, float lo, float hi) {
-    return lo + (hi - lo) * (float)((scene_next(r) >> 40) * (1.0 / 16777216.0));
-}
-
-static inline uint32_t scene_u32(scene_rng* r, uint32_t n) { return (uint32_t)(scene_next(r) % n); }
 
 static inline void scene_free(scene_mesh* m) {
     free(m->xyz);
@@ -60,14 +44,14 @@ static inline void scene_bounds(scene_mesh* m) {
 
 /* Random agents inside the mesh's bounds grown by 10% (for meshes without a ground). */
 static inline int scene_agents_in_bounds(scene_mesh* m, uint32_t count, uint64_t seed) {
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     m->agents = (float*)malloc(sizeof(float) * 3 * (size_t)count);
     if (!m->agents) return 0;
     m->agent_count = count;
     for (uint32_t i = 0; i < count; i++)
         for (int a = 0; a < 3; a++) {
             float pad = 0.1f * (m->hi[a] - m->lo[a]);
-            m->agents[3 * i + a] = scene_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
+            m->agents[3 * i + a] = test_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
         }
     return 1;
 }
@@ -155,7 +139,7 @@ static inline void scene_push_tri(scene_mesh* m, uint32_t a, uint32_t b, uint32_
  * triangles. Returns 1 on success. */
 static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, uint64_t seed, scene_mesh* m) {
     memset(m, 0, sizeof *m);
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     uint32_t sphere_v = (SCENE_SPHERE_STACKS + 1) * (SCENE_SPHERE_SLICES + 1);
     uint32_t sphere_t = 2 * SCENE_SPHERE_STACKS * SCENE_SPHERE_SLICES;
     uint32_t verts = (grid + 1) * (grid + 1) + objects * (sphere_v > 8 ? sphere_v : 8);
@@ -173,8 +157,8 @@ static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, 
             scene_push_tri(m, b, c, d);
         }
     for (uint32_t o = 0; o < objects; o++) {
-        float cx = scene_float(&rng, 2.0f, (float)grid - 2.0f), cz = scene_float(&rng, 2.0f, (float)grid - 2.0f);
-        float size = scene_float(&rng, 0.3f, 2.5f);
+        float cx = test_float(&rng, 2.0f, (float)grid - 2.0f), cz = test_float(&rng, 2.0f, (float)grid - 2.0f);
+        float size = test_float(&rng, 0.3f, 2.5f);
         float cy = scene_height(cx, cz) + size * 0.8f;
         uint32_t base = m->vertex_count;
         if (o & 1) {
@@ -193,7 +177,7 @@ static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, 
                     scene_push_tri(m, b, c, d);
                 }
         } else {
-            float hx = size, hy = size * scene_float(&rng, 0.5f, 3.0f), hz = size * scene_float(&rng, 0.5f, 1.5f);
+            float hx = size, hy = size * test_float(&rng, 0.5f, 3.0f), hz = size * test_float(&rng, 0.5f, 1.5f);
             for (uint32_t k = 0; k < 8; k++)
                 scene_push_vertex(m, cx + ((k & 1) ? hx : -hx), cy + ((k & 2) ? hy : -hy), cz + ((k & 4) ? hz : -hz));
             static const uint8_t faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
@@ -208,7 +192,7 @@ static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, 
     }
     m->agent_count = agents;
     for (uint32_t i = 0; i < agents; i++) {
-        float x = scene_float(&rng, 1.0f, (float)grid - 1.0f), z = scene_float(&rng, 1.0f, (float)grid - 1.0f);
+        float x = test_float(&rng, 1.0f, (float)grid - 1.0f), z = test_float(&rng, 1.0f, (float)grid - 1.0f);
         m->agents[3 * i] = x, m->agents[3 * i + 1] = scene_height(x, z) + 1.7f, m->agents[3 * i + 2] = z;
     }
     scene_bounds(m);
@@ -218,16 +202,16 @@ static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, 
 /* `count` random triangles in the cube [0, extent)^3, each within `size` of its first corner. */
 static inline int scene_soup(uint32_t count, float extent, float size, uint64_t seed, scene_mesh* m) {
     memset(m, 0, sizeof *m);
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     if (!scene_reserve(m, 3 * count, count)) {
         scene_free(m);
         return 0;
     }
     for (uint32_t i = 0; i < count; i++) {
-        float x = scene_float(&rng, 0, extent), y = scene_float(&rng, 0, extent), z = scene_float(&rng, 0, extent);
+        float x = test_float(&rng, 0, extent), y = test_float(&rng, 0, extent), z = test_float(&rng, 0, extent);
         for (int k = 0; k < 3; k++)
-            scene_push_vertex(m, x + scene_float(&rng, -size, size), y + scene_float(&rng, -size, size),
-                              z + scene_float(&rng, -size, size));
+            scene_push_vertex(m, x + test_float(&rng, -size, size), y + test_float(&rng, -size, size),
+                              z + test_float(&rng, -size, size));
         scene_push_tri(m, 3 * i, 3 * i + 1, 3 * i + 2);
     }
     scene_bounds(m);
@@ -235,20 +219,20 @@ static inline int scene_soup(uint32_t count, float extent, float size, uint64_t 
 }
 
 /* A unit direction, uniform on the sphere. */
-static inline void scene_direction(scene_rng* rng, float d[3]) {
-    float z = scene_float(rng, -1.0f, 1.0f), ph = scene_float(rng, 0.0f, 6.2831853f);
+static inline void scene_direction(test_rng* rng, float d[3]) {
+    float z = test_float(rng, -1.0f, 1.0f), ph = test_float(rng, 0.0f, 6.2831853f);
     float s = sqrtf(1.0f - z * z);
     d[0] = s * cosf(ph), d[1] = s * sinf(ph), d[2] = z;
 }
 
 /* Random incoherent rays: origins in the bounds grown by 20%, uniform directions, tmax = INFINITY. */
 static inline void scene_rays_random(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     for (uint32_t i = 0; i < count; i++) {
         vl_ray* r = &rays[i];
         for (int a = 0; a < 3; a++) {
             float pad = 0.2f * (m->hi[a] - m->lo[a]);
-            r->origin[a] = scene_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
+            r->origin[a] = test_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
         }
         scene_direction(&rng, r->dir);
         r->tmin = 0.0f;
@@ -259,20 +243,20 @@ static inline void scene_rays_random(const scene_mesh* m, uint32_t count, uint64
 /* Diffuse bounces: from a random point of a random triangle, nudged off the surface, a
  * cosine-weighted direction around the normal on the nudged side; tmax = INFINITY. */
 static inline void scene_rays_diffuse(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     float scale = 0.0f;
     for (int a = 0; a < 3; a++) scale = fmaxf(scale, m->hi[a] - m->lo[a]);
     for (uint32_t i = 0; i < count; i++) {
-        const uint32_t* t = m->indices + 3 * (size_t)scene_u32(&rng, m->triangle_count);
+        const uint32_t* t = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
         const float *p0 = m->xyz + 3 * (size_t)t[0], *p1 = m->xyz + 3 * (size_t)t[1], *p2 = m->xyz + 3 * (size_t)t[2];
-        float u = scene_float(&rng, 0, 1), v = scene_float(&rng, 0, 1);
+        float u = test_float(&rng, 0, 1), v = test_float(&rng, 0, 1);
         if (u + v > 1) u = 1 - u, v = 1 - v;
         float e1[3], e2[3], n[3];
         for (int a = 0; a < 3; a++) e1[a] = p1[a] - p0[a], e2[a] = p2[a] - p0[a];
         n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
         float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (!(len > 0)) n[0] = 0, n[1] = 1, n[2] = 0, len = 1;
-        float side = (scene_next(&rng) & 1) ? 1.0f : -1.0f;
+        float side = (test_next(&rng) & 1) ? 1.0f : -1.0f;
         for (int a = 0; a < 3; a++) n[a] *= side / len;
         /* cosine-weighted: a uniform direction plus the normal */
         float d[3];
@@ -290,9 +274,9 @@ static inline void scene_rays_diffuse(const scene_mesh* m, uint32_t count, uint6
 
 /* Line of sight: segments between two random agents (origin at one, dir to the other, tmax = 1). */
 static inline void scene_rays_los(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t a = scene_u32(&rng, m->agent_count), b = scene_u32(&rng, m->agent_count);
+        uint32_t a = test_u32(&rng, m->agent_count), b = test_u32(&rng, m->agent_count);
         if (a == b) b = (b + 1) % m->agent_count;
         vl_ray* r = &rays[i];
         for (int k = 0; k < 3; k++) {

@@ -123,8 +123,8 @@ static void test_failing_allocator(void) {
     test_rng r = {8};
     for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
     size_t before = vl_bytes_in_use();
-    budget_hooks h;
-    budget_hooks_install(&h);
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
     for (int bip = 0; bip < 2; bip++) {
         int failures = 0;
         for (long budget = 0;; budget++) {
@@ -143,7 +143,7 @@ static void test_failing_allocator(void) {
         }
         CHECK(failures >= 3, "only %d failures", failures);
     }
-    budget_hooks_remove(&h);
+    test_alloc_end(&h);
     CHECK(vl_bytes_in_use() == before, "leak");
     free(boxes);
 }

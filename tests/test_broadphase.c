@@ -370,7 +370,7 @@ static void test_bad_input(void) {
 
 /* A commit with fresh output buffers under every budget until it succeeds, then the state against
  * brute force (that commit consumed the changes). */
-static void commit_under_budgets(vl_broadphase* bp, mirror* m, budget_hooks* h, int kind, int* failures) {
+static void commit_under_budgets(vl_broadphase* bp, mirror* m, test_alloc_hooks* h, int kind, int* failures) {
     for (long b = 0;; b++) {
         vl_pair_buffer c = {0}, d = {0};
         h->budget = b;
@@ -403,8 +403,8 @@ static void test_failing_allocator(void) {
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);
     size_t before = vl_bytes_in_use();
-    budget_hooks h;
-    budget_hooks_install(&h);
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
     for (int kind = 0; kind < KIND_COUNT; kind++) {
         vl_broadphase_desc desc = kind_desc(kind);
         vl_broadphase* bp = NULL;
@@ -513,14 +513,14 @@ static void test_failing_allocator(void) {
     vl_pair_buffer_free(&g_deleted);
     CHECK(vl_bytes_in_use() == before, "leak: %zu bytes", vl_bytes_in_use() - before);
     CHECK(h.allocs == h.frees, "allocs %ld frees %ld", h.allocs, h.frees);
-    budget_hooks_remove(&h);
+    test_alloc_end(&h);
 }
 
 /* After warm-up, frames of small oscillating moves and commits allocate nothing, with every box
  * updated or a tenth of them (the box-pruning kind's full and incremental commits). */
 static void test_no_frame_allocation(void) {
-    budget_hooks h;
-    budget_hooks_install(&h);
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
     for (int kind = 0; kind < 2 * KIND_COUNT; kind++) {
         vl_broadphase_desc desc = kind_desc(kind % KIND_COUNT);
         vl_broadphase* bp = NULL;
@@ -548,7 +548,7 @@ static void test_no_frame_allocation(void) {
         vl_pair_buffer_free(&d);
         vl_broadphase_destroy(bp);
     }
-    budget_hooks_remove(&h);
+    test_alloc_end(&h);
 }
 
 static void test_pair_user_data(void) {

@@ -116,7 +116,7 @@ static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_
     CHECK(vl_bvh_validate(bvh) == VL_OK, "%s: validate", name);
     scene_prims s = {make_tris(m), NULL, m->triangle_count};
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     char what[128];
     float extent = 0;
     for (int a = 0; a < 3; a++) extent = fmaxf(extent, m->hi[a] - m->lo[a]);
@@ -126,37 +126,37 @@ static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_
     check_rays(bvh, &s, rays, n, what);
 
     for (uint32_t i = 0; i < n; i++) { /* finite tmax, tmin > 0 */
-        rays[i].tmin = scene_float(&rng, 0, 0.2f * extent);
-        rays[i].tmax = rays[i].tmin + scene_float(&rng, 0, extent);
+        rays[i].tmin = test_float(&rng, 0, 0.2f * extent);
+        rays[i].tmax = rays[i].tmin + test_float(&rng, 0, extent);
     }
     snprintf(what, sizeof what, "%s finite", name);
     check_rays(bvh, &s, rays, n, what);
 
     for (uint32_t i = 0; i < n; i++) { /* axis-aligned, half of them from a vertex's line */
-        int axis = (int)scene_u32(&rng, 3);
-        float sign = (scene_next(&rng) & 1) ? 1.0f : -1.0f;
+        int axis = (int)test_u32(&rng, 3);
+        float sign = (test_next(&rng) & 1) ? 1.0f : -1.0f;
         vl_ray* r = &rays[i];
         if (i & 1) {
-            const float* v = m->xyz + 3 * (size_t)scene_u32(&rng, m->vertex_count);
+            const float* v = m->xyz + 3 * (size_t)test_u32(&rng, m->vertex_count);
             for (int a = 0; a < 3; a++) r->origin[a] = v[a];
             r->origin[axis] -= sign * extent;
         }
         r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
-        r->dir[axis] = sign * scene_float(&rng, 0.5f, 2.0f);
+        r->dir[axis] = sign * test_float(&rng, 0.5f, 2.0f);
         r->tmin = 0, r->tmax = INFINITY;
     }
     snprintf(what, sizeof what, "%s axis-aligned", name);
     check_rays(bvh, &s, rays, n, what);
 
     for (uint32_t i = 0; i < n; i++) { /* through a vertex, along an edge, grazing a face */
-        const uint32_t* t = m->indices + 3 * (size_t)scene_u32(&rng, m->triangle_count);
+        const uint32_t* t = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
         const float *p0 = m->xyz + 3 * (size_t)t[0], *p1 = m->xyz + 3 * (size_t)t[1], *p2 = m->xyz + 3 * (size_t)t[2];
         vl_ray* r = &rays[i];
         r->tmin = 0, r->tmax = INFINITY;
         switch (i % 3) {
         case 0:
             for (int a = 0; a < 3; a++) {
-                r->origin[a] = p0[a] + scene_float(&rng, -0.3f, 0.3f) * extent;
+                r->origin[a] = p0[a] + test_float(&rng, -0.3f, 0.3f) * extent;
                 r->dir[a] = p0[a] - r->origin[a];
             }
             break;
@@ -195,11 +195,11 @@ static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_
 }
 
 static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
-    scene_rng rng = {seed};
+    test_rng rng = {seed};
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * (nboxes + 2));
     for (uint32_t i = 0; i < nboxes; i++) {
         for (int a = 0; a < 3; a++) {
-            float c = scene_float(&rng, 0, 100), h = scene_float(&rng, 0, 4);
+            float c = test_float(&rng, 0, 100), h = test_float(&rng, 0, 4);
             boxes[i].min[a] = c - h;
             boxes[i].max[a] = (i % 17 == 0) ? c - h : c + h; /* some flat boxes */
         }
@@ -217,24 +217,24 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     for (uint32_t i = 0; i < n; i++) {
         vl_ray* r = &rays[i];
-        const vl_aabb* b = &boxes[scene_u32(&rng, nboxes)];
+        const vl_aabb* b = &boxes[test_u32(&rng, nboxes)];
         switch (i % 4) {
         case 0: /* from inside a box */
             for (int a = 0; a < 3; a++) r->origin[a] = (b->min[a] + b->max[a]) * 0.5f;
             scene_direction(&rng, r->dir);
             break;
         case 1: /* axis-aligned from a box's face plane */
-            for (int a = 0; a < 3; a++) r->origin[a] = scene_float(&rng, -10, 110), r->dir[a] = 0;
+            for (int a = 0; a < 3; a++) r->origin[a] = test_float(&rng, -10, 110), r->dir[a] = 0;
             r->origin[i % 3] = b->min[i % 3];
             r->dir[(i + 1) % 3] = (i & 8) ? 1.0f : -1.0f;
             break;
         default:
-            for (int a = 0; a < 3; a++) r->origin[a] = scene_float(&rng, -20, 120);
+            for (int a = 0; a < 3; a++) r->origin[a] = test_float(&rng, -20, 120);
             scene_direction(&rng, r->dir);
             break;
         }
-        r->tmin = (i % 5 == 0) ? scene_float(&rng, 0, 5) : 0.0f;
-        r->tmax = (i % 3 == 0) ? r->tmin + scene_float(&rng, 0, 60) : INFINITY;
+        r->tmin = (i % 5 == 0) ? test_float(&rng, 0, 5) : 0.0f;
+        r->tmax = (i % 3 == 0) ? r->tmin + test_float(&rng, 0, 60) : INFINITY;
     }
     check_rays(bvh, &s, rays, n, "boxes");
     /* t is 0 from inside with tmin = 0 */

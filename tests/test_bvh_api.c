@@ -6,29 +6,8 @@
 #include "bvh/primitives.h"
 #include "bvh/traverse.h"
 #include "scenes.h"
+#include "test_alloc.h"
 #include "test_util.h"
-
-/* A counting allocator that fails after `budget` allocations (never when budget < 0). */
-typedef struct fail_hooks {
-    long budget;
-    size_t bytes;
-} fail_hooks;
-
-static void* fail_alloc(size_t size, size_t alignment, void* user) {
-    fail_hooks* h = user;
-    if (h->budget == 0) return NULL;
-    if (h->budget > 0) h->budget--;
-    void* p = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-    if (p) h->bytes += size;
-    return p;
-}
-
-static void fail_free(void* p, size_t size, size_t alignment, void* user) {
-    fail_hooks* h = user;
-    (void)alignment;
-    h->bytes -= size;
-    free(p);
-}
 
 static const float quad_xyz[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
 static const uint32_t quad_idx[] = {0, 1, 2, 0, 2, 3};
@@ -149,9 +128,8 @@ static void test_out_of_memory(void) {
     vl_aabb boxes[40];
     for (int i = 0; i < 40; i++)
         for (int a = 0; a < 3; a++) boxes[i].min[a] = (float)(i * (a + 1) % 13), boxes[i].max[a] = boxes[i].min[a] + 2;
-    fail_hooks hooks = {0, 0};
-    vl_allocator mine = {fail_alloc, fail_free, &hooks};
-    CHECK(vl_set_allocator(&mine) == VL_OK, "set allocator");
+    test_alloc_hooks hooks;
+    test_alloc_begin(&hooks);
     for (int kind = 0; kind < 2; kind++) {
         int built = 0;
         for (long budget = 0; budget < 64 && !built; budget++) {
@@ -189,7 +167,7 @@ static void test_out_of_memory(void) {
         vl_bvh_destroy(bvh);
     }
     CHECK(hooks.bytes == 0, "%zu bytes leaked", hooks.bytes);
-    CHECK(vl_set_allocator(NULL) == VL_OK, "restore allocator");
+    test_alloc_end(&hooks);
     scene_free(&m);
 }
 

@@ -92,8 +92,8 @@ static void test_random(int with_user, uint64_t seed) {
 
 static void test_failing_allocator(void) {
     size_t before = vl_bytes_in_use();
-    budget_hooks h;
-    budget_hooks_install(&h);
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
     vl_pair_manager pm;
     vl_pm_init(&pm, 1);
     int failures = 0;
@@ -120,7 +120,7 @@ static void test_failing_allocator(void) {
     CHECK(vl_pm_commit(&pm, &created, NULL) == VL_OK && created.count == 3000, "commit %u", created.count);
     vl_pair_buffer_free(&created);
     vl_pm_free(&pm);
-    budget_hooks_remove(&h);
+    test_alloc_end(&h);
     CHECK(vl_bytes_in_use() == before, "leak %zu", vl_bytes_in_use() - before);
 }
 

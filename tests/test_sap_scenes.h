@@ -4,6 +4,7 @@
 
 #include <volley/volley.h>
 
+#include "test_alloc.h"
 #include "test_util.h"
 
 enum {
@@ -188,36 +189,5 @@ static inline void terdiman_boxes(vl_aabb* boxes, uint32_t n, int flat) {
         }
     }
 }
-
-/* An allocator that fails once `budget` allocations have succeeded (never when budget < 0), and
- * counts allocations and frees. */
-typedef struct budget_hooks {
-    long budget, allocs, frees;
-    vl_allocator previous;
-} budget_hooks;
-
-static void* budget_alloc(size_t size, size_t alignment, void* user) {
-    budget_hooks* h = user;
-    if (h->budget == 0) return NULL;
-    if (h->budget > 0) h->budget--;
-    h->allocs++;
-    return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-}
-
-static void budget_free(void* p, size_t size, size_t alignment, void* user) {
-    (void)size, (void)alignment;
-    ((budget_hooks*)user)->frees++;
-    free(p);
-}
-
-static inline void budget_hooks_install(budget_hooks* h) {
-    h->budget = -1;
-    h->allocs = h->frees = 0;
-    h->previous = vl_get_allocator();
-    vl_allocator mine = {budget_alloc, budget_free, h};
-    vl_set_allocator(&mine);
-}
-
-static inline void budget_hooks_remove(budget_hooks* h) { vl_set_allocator(&h->previous); }
 
 #endif

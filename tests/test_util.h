@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_rng.h"
+
 static unsigned long long g_test_passed, g_test_failed;
 
 /* Counts one check; prints the first 20 failures with their place and a formatted reason. */
@@ -46,25 +48,6 @@ static inline uint32_t test_scaled(uint32_t n) {
 static inline const char* test_data_dir(void) {
     const char* s = getenv("VOLLEY_DATA_DIR");
     return (s && *s) ? s : NULL;
-}
-
-/* splitmix64: small, fast, reproducible everywhere. */
-typedef struct test_rng {
-    uint64_t state;
-} test_rng;
-
-static inline uint64_t test_next(test_rng* r) {
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static inline uint32_t test_u32(test_rng* r, uint32_t n) { return (uint32_t)(test_next(r) % n); }
-
-/* uniform in [lo, hi) */
-static inline float test_float(test_rng* r, float lo, float hi) {
-    return lo + (hi - lo) * (float)((test_next(r) >> 40) * (1.0 / 16777216.0));
 }
 
 static inline float test_bits_float(uint32_t bits) {
