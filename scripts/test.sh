@@ -6,7 +6,7 @@
 #   tsan       Debug, ThreadSanitizer, smaller cases
 #   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
 #   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
-#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (30)
+#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (60)
 #   install    static and shared installs, a consumer built with find_package and with pkg-config
 # Usage: scripts/test.sh [flavour ...]   (default: all of them)
 set -uo pipefail
@@ -53,7 +53,7 @@ run_flavour() {
 
 # libFuzzer on every target of the fuzz build: each must run its time without a failure.
 run_fuzzers() {
-  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-30}
+  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-60}
   [[ -d $dir/fuzz ]] || return
   for bin in "$dir"/fuzz/fuzz-*; do
     [[ -x $bin ]] || continue
@@ -116,13 +116,13 @@ mkdir -p build
 for f in "${flavours[@]}"; do
   case "$f" in
     native)   run_flavour native 1 -DCMAKE_BUILD_TYPE=Release ;;
-    sse41)    run_flavour sse41 0.5 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF ;;
-    asan)     run_flavour asan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF ;;
-    tsan)     run_flavour tsan 0.05 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF ;;
-    portable) run_flavour portable 0.3 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF ;;
-    aarch64)  run_flavour aarch64 0.1 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+    sse41)    run_flavour sse41 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF ;;
+    asan)     run_flavour asan 0.3 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF ;;
+    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF ;;
+    portable) run_flavour portable 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF ;;
+    aarch64)  run_flavour aarch64 0.3 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
                 -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF ;;
-    fuzz)     CC=clang CXX=clang++ run_flavour fuzz 0.1 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLLEY_SANITIZE=address,undefined \
+    fuzz)     CC=clang CXX=clang++ run_flavour fuzz 0.3 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLLEY_SANITIZE=address,undefined \
                 -DVOLLEY_BUILD_FUZZ=ON -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF
               run_fuzzers ;;
     install)  run_install ;;
