@@ -8,8 +8,8 @@
 static void check_pairs(vl_pair_buffer* got, uint32_t keep, vl_pair* want, uint32_t nwant, const char* what) {
     FUZZ_CHECK(got->count == keep + nwant, "%s: %u pairs, brute force %u", what, got->count - keep, nwant);
     if (!nwant) return;
-    qsort(got->pairs + keep, nwant, sizeof(vl_pair), fuzz_pair_cmp);
-    qsort(want, nwant, sizeof(vl_pair), fuzz_pair_cmp);
+    qsort(got->pairs + keep, nwant, sizeof(vl_pair), test_pair_cmp);
+    qsort(want, nwant, sizeof(vl_pair), test_pair_cmp);
     for (uint32_t i = 0; i < nwant; i++)
         FUZZ_CHECK(got->pairs[keep + i].a == want[i].a && got->pairs[keep + i].b == want[i].b, "%s: pair %u", what, i);
 }
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             boxes[i].min[a] = fuzz_coord(&in);
             boxes[i].max[a] = fuzz_byte(&in) == 3 ? boxes[i].min[a] - 1.0f : boxes[i].min[a] + fabsf(fuzz_coord(&in));
         }
-        valid &= fuzz_box_valid(&boxes[i]);
+        valid &= test_box_valid(&boxes[i]);
     }
     vl_pair_buffer out = {0};
     /* a pair already in the buffer must stay: calls append */
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         uint32_t nwant = 0;
         for (uint32_t i = 0; i < n; i++)
             for (uint32_t j = i + 1; j < n; j++)
-                if (fuzz_overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j};
+                if (test_box_overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j};
         check_pairs(&out, 1, want, nwant, "complete");
     }
     FUZZ_CHECK(out.pairs[0].a == 12345 && out.pairs[0].b == 54321, "earlier pair overwritten");
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         uint32_t nwant = 0;
         for (uint32_t i = 0; i < split; i++)
             for (uint32_t j = split; j < n; j++)
-                if (fuzz_overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j - split};
+                if (test_box_overlap(&boxes[i], &boxes[j])) want[nwant++] = (vl_pair){i, j - split};
         check_pairs(&out, 1, want, nwant, "bipartite");
     }
     vl_pair_buffer_free(&out);

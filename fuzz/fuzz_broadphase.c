@@ -33,11 +33,11 @@ static uint32_t brute_pairs(const model* m, vl_pair* out) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->live; i++)
         for (uint32_t j = i + 1; j < m->live; j++) {
-            if ((m->is_static[i] && m->is_static[j]) || !fuzz_overlap(&m->box[i], &m->box[j])) continue;
+            if ((m->is_static[i] && m->is_static[j]) || !test_box_overlap(&m->box[i], &m->box[j])) continue;
             uint32_t a = m->handle[i], b = m->handle[j];
             out[n++] = a < b ? (vl_pair){a, b} : (vl_pair){b, a};
         }
-    qsort(out, n, sizeof *out, fuzz_pair_cmp);
+    qsort(out, n, sizeof *out, test_pair_cmp);
     return n;
 }
 
@@ -45,14 +45,14 @@ static uint32_t brute_pairs(const model* m, vl_pair* out) {
 static uint32_t difference(const vl_pair* x, uint32_t nx, const vl_pair* y, uint32_t ny, vl_pair* out) {
     uint32_t n = 0, j = 0;
     for (uint32_t i = 0; i < nx; i++) {
-        while (j < ny && fuzz_pair_cmp(&y[j], &x[i]) < 0) j++;
-        if (j == ny || fuzz_pair_cmp(&y[j], &x[i]) != 0) out[n++] = x[i];
+        while (j < ny && test_pair_cmp(&y[j], &x[i]) < 0) j++;
+        if (j == ny || test_pair_cmp(&y[j], &x[i]) != 0) out[n++] = x[i];
     }
     return n;
 }
 
 static void check_same_pairs(vl_pair* got, uint32_t n, const vl_pair* want, uint32_t wn, const char* what) {
-    if (n) qsort(got, n, sizeof *got, fuzz_pair_cmp);
+    if (n) qsort(got, n, sizeof *got, test_pair_cmp);
     FUZZ_CHECK(n == wn, "%s: %u pairs, brute force %u", what, n, wn);
     for (uint32_t i = 0; i < n; i++)
         FUZZ_CHECK(got[i].a == want[i].a && got[i].b == want[i].b, "%s: pair %u is (%u,%u), want (%u,%u)", what,
@@ -114,7 +114,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
             uint8_t f = fuzz_byte(in);
             uint32_t flags = f == 0xFF ? 2u : (f & 1 ? VL_STATIC : 0u);
             int valid = flags != 2u;
-            for (uint32_t i = 0; i < k; i++) boxes[i] = fuzz_box(in), valid &= fuzz_box_valid(&boxes[i]);
+            for (uint32_t i = 0; i < k; i++) boxes[i] = fuzz_box(in), valid &= test_box_valid(&boxes[i]);
             vl_status s = vl_broadphase_add(bp, boxes, k, flags, handles);
             if (valid)
                 check_status(s, VL_OK, may_oom, "add");
@@ -136,7 +136,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
                 handles[i] = pick_handle(in, &m);
                 bad_handle |= find_live(&m, handles[i]) < 0;
                 for (uint32_t j = 0; j < i; j++) duplicate |= handles[j] == handles[i];
-                if (op % 6 == 1) boxes[i] = fuzz_box(in), bad_box |= !fuzz_box_valid(&boxes[i]);
+                if (op % 6 == 1) boxes[i] = fuzz_box(in), bad_box |= !test_box_valid(&boxes[i]);
             }
             vl_status s = op % 6 == 1 ? vl_broadphase_update(bp, handles, boxes, k) : vl_broadphase_remove(bp, handles, k);
             if (bad_handle || duplicate || bad_box)

@@ -12,6 +12,8 @@
 
 #include <volley/volley.h>
 
+#include "test_oracle.h"
+
 #define FUZZ_CHECK(cond, ...)                                                         \
     do {                                                                              \
         if (!(cond)) {                                                                \
@@ -49,27 +51,6 @@ static inline float fuzz_coord(fuzz_input* in) {
     float f;
     memcpy(&f, &bits, sizeof f);
     return f;
-}
-
-/* The API's rule for boxes: no NaN, min <= max on every axis (infinities allowed). */
-static inline int fuzz_box_valid(const vl_aabb* b) {
-    for (int a = 0; a < 3; a++)
-        if (isnan(b->min[a]) || isnan(b->max[a]) || b->min[a] > b->max[a]) return 0;
-    return 1;
-}
-
-/* The brute-force oracle: closed intervals overlap on all three axes. */
-static inline int fuzz_overlap(const vl_aabb* a, const vl_aabb* b) {
-    for (int k = 0; k < 3; k++)
-        if (a->min[k] > b->max[k] || b->min[k] > a->max[k]) return 0;
-    return 1;
-}
-
-/* qsort order of pairs: by a, then b. */
-static inline int fuzz_pair_cmp(const void* x, const void* y) {
-    const vl_pair *p = x, *q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

@@ -31,8 +31,8 @@ static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uin
     pair_list want = {0};
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++)
-            if (box_overlap(&a[i], &b[j])) pair_list_push(&want, i, j);
-    if (out.count > 1) qsort(out.pairs, out.count, sizeof *out.pairs, pair_cmp); /* (a index, b index) as is */
+            if (test_box_overlap(&a[i], &b[j])) pair_list_push(&want, i, j);
+    if (out.count > 1) qsort(out.pairs, out.count, sizeof *out.pairs, test_pair_cmp); /* (a index, b index) as is */
     CHECK(pair_list_equal(out.pairs, out.count, want.p, want.n), "%s: %u pairs, brute force %u", what, out.count,
           want.n);
     free(want.p);

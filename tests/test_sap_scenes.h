@@ -5,6 +5,7 @@
 #include <volley/volley.h>
 
 #include "test_alloc.h"
+#include "test_oracle.h"
 #include "test_util.h"
 
 enum {
@@ -92,20 +93,6 @@ static inline vl_aabb scene_move(test_rng* r, int scene, vl_aabb b) {
     return b;
 }
 
-static inline int box_overlap(const vl_aabb* a, const vl_aabb* b) {
-    for (int k = 0; k < 3; k++)
-        if (a->min[k] > b->max[k] || b->min[k] > a->max[k]) return 0;
-    return 1;
-}
-
-static int pair_cmp(const void* x, const void* y) {
-    const vl_pair* p = x;
-    const vl_pair* q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    return 0;
-}
-
 /* Sorts pairs after putting each low-high. */
 static inline void pairs_normalize(vl_pair* pairs, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
@@ -114,7 +101,7 @@ static inline void pairs_normalize(vl_pair* pairs, uint32_t n) {
             pairs[i].a = pairs[i].b;
             pairs[i].b = t;
         }
-    if (n > 1) qsort(pairs, n, sizeof *pairs, pair_cmp);
+    if (n > 1) qsort(pairs, n, sizeof *pairs, test_pair_cmp);
 }
 
 /* A plain growable array of pairs for the oracle (malloc, not volley's hooks). */
@@ -148,8 +135,8 @@ static inline void pair_list_minus(pair_list* out, const pair_list* a, const pai
     out->n = 0;
     uint32_t j = 0;
     for (uint32_t i = 0; i < a->n; i++) {
-        while (j < b->n && pair_cmp(&b->p[j], &a->p[i]) < 0) j++;
-        if (j < b->n && pair_cmp(&b->p[j], &a->p[i]) == 0) continue;
+        while (j < b->n && test_pair_cmp(&b->p[j], &a->p[i]) < 0) j++;
+        if (j < b->n && test_pair_cmp(&b->p[j], &a->p[i]) == 0) continue;
         pair_list_push(out, a->p[i].a, a->p[i].b);
     }
 }
@@ -164,7 +151,7 @@ static inline void brute_pairs(pair_list* out, const vl_aabb* boxes, const uint8
         for (uint32_t j = i + 1; j < n; j++) {
             if (live && !live[j]) continue;
             if (stat && stat[i] && stat[j]) continue;
-            if (box_overlap(&boxes[i], &boxes[j])) pair_list_push(out, i, j);
+            if (test_box_overlap(&boxes[i], &boxes[j])) pair_list_push(out, i, j);
         }
     }
 }
