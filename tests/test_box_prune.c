@@ -1,8 +1,12 @@
 /* One-shot box pruning against brute force: every scene, complete and bipartite, Terdiman's box
- * sets with their published pair counts, bad input, failing allocations. */
+ * sets with their published pair counts, banded pruning on forced grids, bad input, failing
+ * allocations. */
 #include <stdint.h>
 
 #include <volley/volley.h>
+
+#include "sap/axis.h"
+#include "sap/prune_band.h"
 
 #include "test_sap_scenes.h"
 #include "test_util.h"
@@ -96,6 +100,114 @@ static void test_terdiman(void) {
         }
 }
 
+/* Banded pruning on a given grid (grid.count 0: forced to `force` bands by vl_band_grid_choose),
+ * complete and bipartite (first half against second), against brute force. Returns 0 when the
+ * boxes would not fit the bands' size bound (then nothing is checked). */
+static int check_banded(const vl_aabb* boxes, uint32_t n, vl_band_grid grid, uint32_t force, const char* what) {
+    vl_axis_stats stats = {0};
+    vl_axis_stats_add(&stats, boxes, NULL, n);
+    int axis = vl_axis_stats_best(&stats);
+    uint32_t na = n / 2, nb = n - na;
+    vl_prune_set all = {0}, a = {0}, b = {0};
+    vl_prune_scratch scratch = {0};
+    vl_prune_bands bands = {0}, bands_a = {0}, bands_b = {0};
+    CHECK(vl_prune_set_build(&all, &scratch, boxes, NULL, n, axis, 0) == VL_OK, "%s: build", what);
+    CHECK(vl_prune_set_build(&a, &scratch, boxes, NULL, na, axis, 0) == VL_OK, "%s: build a", what);
+    CHECK(vl_prune_set_build(&b, &scratch, boxes + na, NULL, nb, axis, 0) == VL_OK, "%s: build b", what);
+    if (!grid.count) grid = vl_band_grid_choose(&all, NULL, force);
+    vl_status s = vl_prune_bands_build(&bands, &all, grid);
+    int banded = s == VL_OK;
+    if (banded) {
+        CHECK(vl_prune_bands_build(&bands_a, &a, grid) == VL_OK, "%s: bands a", what);
+        CHECK(vl_prune_bands_build(&bands_b, &b, grid) == VL_OK, "%s: bands b", what);
+        vl_pair_buffer out = {0};
+        CHECK(vl_prune_bands_complete(&bands, &out) == VL_OK, "%s: banded prune", what);
+        pair_list want = {0}, got = {0};
+        brute_pairs(&want, boxes, NULL, NULL, n);
+        pair_list_copy(&got, out.pairs, out.count);
+        CHECK(pair_list_equal(got.p, got.n, want.p, want.n), "%s: banded %u pairs, brute force %u", what, got.n,
+              want.n);
+        out.count = 0;
+        CHECK(vl_prune_bands_bipartite(&bands_a, &bands_b, 0, &out) == VL_OK, "%s: banded bipartite", what);
+        want.n = 0;
+        for (uint32_t i = 0; i < na; i++)
+            for (uint32_t j = 0; j < nb; j++)
+                if (test_box_overlap(&boxes[i], &boxes[na + j])) pair_list_push(&want, i, j);
+        if (out.count > 1) qsort(out.pairs, out.count, sizeof *out.pairs, test_pair_cmp);
+        CHECK(pair_list_equal(out.pairs, out.count, want.p, want.n), "%s: banded bipartite %u pairs, brute force %u",
+              what, out.count, want.n);
+        free(want.p), free(got.p);
+        vl_pair_buffer_free(&out);
+    } else {
+        CHECK(s == VL_ERR_TOO_LARGE, "%s: %s", what, vl_status_string(s));
+    }
+    vl_prune_bands_free(&bands);
+    vl_prune_bands_free(&bands_a);
+    vl_prune_bands_free(&bands_b);
+    vl_prune_set_free(&all);
+    vl_prune_set_free(&a);
+    vl_prune_set_free(&b);
+    vl_prune_scratch_free(&scratch);
+    return banded;
+}
+
+/* Bands forced on every scene (huge and infinite boxes land in every band or the end ones), boxes
+ * exactly on band borders, everything in one band, tiny sets. */
+static void test_bands(void) {
+    char what[80];
+    static const uint32_t forces[] = {2, 3, 7, 64};
+    for (int scene = 0; scene < SCENE_COUNT; scene++)
+        for (uint32_t round = 0; round < 4; round++) {
+            test_rng r = {7000u + 10u * (uint64_t)scene + round};
+            uint32_t n = 1 + test_u32(&r, test_scaled(1500));
+            vl_aabb* boxes = malloc(n * sizeof *boxes);
+            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, scene);
+            for (unsigned f = 0; f < sizeof forces / sizeof *forces; f++) {
+                snprintf(what, sizeof what, "%s n %u, %u bands", scene_names[scene], n, forces[f]);
+                vl_band_grid none = {0, 0, 0, 0};
+                /* boxes as wide as the world take too many bands: then unbanded, which is fine */
+                int wide = scene == SCENE_IDENTICAL || scene == SCENE_TOUCHING || forces[f] == 64;
+                CHECK(check_banded(boxes, n, none, forces[f], what) || wide, "%s: not banded", what);
+            }
+            free(boxes);
+        }
+    /* integer boxes on [0, 24) and bands of width 1 or 3 from 0: every bound on a band border; one
+     * band of width 100 holds all; a grid far away puts everything in its first or last band */
+    static const vl_band_grid grids[] = {{0, 24, 0, 1}, {1, 8, 0, 1.0 / 3}, {1, 5, -100, 0.01}, {0, 16, 1e6, 1},
+                                         {1, 16, -1e6, 1e-3}};
+    for (unsigned g = 0; g < sizeof grids / sizeof *grids; g++)
+        for (uint32_t round = 0; round < 3; round++) {
+            test_rng r = {8000u + 10u * g + round};
+            uint32_t n = 2 + test_u32(&r, test_scaled(600));
+            vl_aabb* boxes = malloc(n * sizeof *boxes);
+            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_TOUCHING);
+            snprintf(what, sizeof what, "borders grid %u n %u", g, n);
+            CHECK(check_banded(boxes, n, grids[g], 0, what), "%s: not banded", what);
+            free(boxes);
+        }
+    for (uint32_t n = 1; n < 20; n++) {
+        test_rng r = {n};
+        vl_aabb boxes[20];
+        for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, n % 2 ? SCENE_TOUCHING : SCENE_INFINITE);
+        check_banded(boxes, n, (vl_band_grid){0, 0, 0, 0}, 5, "tiny");
+    }
+    /* the automatic grid: bands on a large uniform set, none when every box spans the band axis */
+    vl_aabb* boxes = malloc(20000 * sizeof *boxes);
+    test_rng r = {9};
+    for (uint32_t i = 0; i < 20000; i++) boxes[i] = scene_box(&r, SCENE_UNIFORM);
+    vl_prune_set set = {0};
+    vl_prune_scratch scratch = {0};
+    CHECK(vl_prune_set_build(&set, &scratch, boxes, NULL, 20000, 0, 0) == VL_OK, "build");
+    CHECK(vl_band_grid_choose(&set, NULL, 0).count > 1, "uniform 20k: no bands");
+    for (uint32_t i = 0; i < 20000; i++) boxes[i].min[1] = boxes[i].min[2] = -1e30f, boxes[i].max[1] = boxes[i].max[2] = 1e30f;
+    CHECK(vl_prune_set_build(&set, &scratch, boxes, NULL, 20000, 0, 0) == VL_OK, "build");
+    CHECK(vl_band_grid_choose(&set, NULL, 0).count == 1, "boxes spanning both other axes: banded");
+    check_complete(boxes, 2000, "spanning");
+    vl_prune_set_free(&set);
+    vl_prune_scratch_free(&scratch);
+    free(boxes);
+}
+
 static void test_bad_input(void) {
     vl_aabb boxes[3] = {{{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}};
     vl_pair_buffer out = {0};
@@ -152,6 +264,7 @@ int main(void) {
     test_bad_input();
     test_scenes();
     test_terdiman();
+    test_bands();
     test_failing_allocator();
     return test_finish("test_box_prune");
 }

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "sap/axis.h"
 #include "sap/radix.h"
 #include "simd/kernels.h"
+#include "simd/sap_emit.h"
 #include "simd/sap_prune.h"
 
 #define VL_PRUNE_PAD 16u /* the sweep reads 16 candidates at a time */
@@ -45,15 +45,25 @@ vl_status vl_prune_set_reserve(vl_prune_set* set, uint32_t n) {
     return VL_OK;
 }
 
-/* n entries, then the sentinels. */
-static void prune_set_finish(vl_prune_set* set, uint32_t n, int axis) {
+void vl_prune_set_seal(vl_prune_set* set, uint32_t n) {
     for (uint32_t k = n; k < n + VL_PRUNE_PAD; k++) {
         set->minx[k] = NAN;
         set->maxx[k] = set->miny[k] = set->minz[k] = set->maxy[k] = set->maxz[k] = NAN;
         set->id[k] = 0;
     }
+}
+
+/* n entries, then the sentinels. */
+static void prune_set_finish(vl_prune_set* set, uint32_t n, int axis) {
+    vl_prune_set_seal(set, n);
     set->n = n;
     set->axis = axis;
+}
+
+vl_prune_set vl_prune_set_view(const vl_prune_set* set, uint32_t start, uint32_t n) {
+    vl_prune_set v = {set->minx + start, set->maxx + start, set->miny + start, set->minz + start,
+                      set->maxy + start, set->maxz + start, set->id + start, n, 0, set->axis};
+    return v;
 }
 
 vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes, const uint32_t* ids,
@@ -89,16 +99,6 @@ vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const
     return VL_OK;
 }
 
-static inline void prune_copy(vl_prune_set* dst, uint32_t k, const vl_prune_set* src, uint32_t i) {
-    dst->minx[k] = src->minx[i];
-    dst->maxx[k] = src->maxx[i];
-    dst->miny[k] = src->miny[i];
-    dst->minz[k] = src->minz[i];
-    dst->maxy[k] = src->maxy[i];
-    dst->maxz[k] = src->maxz[i];
-    dst->id[k] = src->id[i];
-}
-
 vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls) {
     vl_status s = vl_prune_set_reserve(dst, old->n + add->n);
     if (s != VL_OK) return s;
@@ -106,14 +106,14 @@ vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const v
     /* the sentinels (NaN) compare false: each side ends by its index */
     while (i < old->n) {
         if (j < add->n && add->minx[j] < old->minx[i]) {
-            prune_copy(dst, k++, add, j++);
+            vl_prune_set_copy(dst, k++, add, j++);
         } else { /* branch-free: copied, then kept when not a mover */
-            prune_copy(dst, k, old, i);
+            vl_prune_set_copy(dst, k, old, i);
             k += !(cls[old->id[i]] & VL_PRUNE_MOVED);
             i++;
         }
     }
-    while (j < add->n) prune_copy(dst, k++, add, j++);
+    while (j < add->n) vl_prune_set_copy(dst, k++, add, j++);
     prune_set_finish(dst, k, old->axis);
     return VL_OK;
 }
@@ -139,11 +139,20 @@ static vl_status prune_out_grow(prune_out* o) {
     return s;
 }
 
+/* Clears the bits of the candidates ids[k] with cls[ids[k]] & drop. */
+static inline uint32_t prune_drop(uint32_t hits, const uint32_t* ids, const uint8_t* cls, uint8_t drop) {
+    for (uint32_t h = hits; h; h &= h - 1)
+        if (cls[ids[__builtin_ctz(h)]] & drop) hits &= ~(h & -h);
+    return hits;
+}
+
 /* Sweeps query q of set `qs` over candidates of `cs` from index j while they start before q ends,
- * 16 candidates per step; emits (query id, candidate id), swapped when `swap`, ordered low-high
- * when `order`. With `cls`, a candidate c is dropped when cls[c] & drop. */
-static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl_prune_set* cs, uint32_t j, int swap,
-                                    int order, const uint8_t* cls, uint8_t drop, prune_out* out) {
+ * 16 candidates per step; emits (query id, candidate id) as `mode` says. With `cls`, a candidate c
+ * is dropped when cls[c] & drop. Sparse hits (`dense` 0): a block without hits costs one
+ * predictable branch; dense hits (banded sets, where a block often has some): every block is
+ * emitted, with no branch on its hits. */
+static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl_prune_set* cs, uint32_t j,
+                                    vl_emit_mode mode, int dense, const uint8_t* cls, uint8_t drop, prune_out* out) {
     vl_prune_query8 query =
         vl_prune_query8_make(qs->maxx[q], qs->miny[q], qs->minz[q], qs->maxy[q], qs->maxz[q]);
     uint32_t qid = qs->id[q];
@@ -156,59 +165,68 @@ static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl
         int full = minx[j + 15] <= qmaxx;
         vl_f8 m0 = vl_prune_yz8(miny, minz, maxy, maxz, j, &query);
         vl_f8 m1 = vl_prune_yz8(miny, minz, maxy, maxz, j + 8, &query);
-        if (full && !vl_f8_any(vl_f8_or(m0, m1))) continue; /* the common case: one test, no bits */
+        if (!dense && full && !vl_f8_any(vl_f8_or(m0, m1))) continue; /* one test, no bits */
         uint32_t hits = vl_f8_bits(m0) | (vl_f8_bits(m1) << 8);
         if (!full) hits &= vl_prune_x8(minx, j, &query) | (vl_prune_x8(minx, j + 8, &query) << 8);
-        if (hits) {
+        if (cls) hits = prune_drop(hits, ids + j, cls, drop);
+        if (dense || hits) {
             if (out->capacity - out->count < 16u && prune_out_grow(out) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
-            vl_pair* dst = out->pairs + out->count;
-            do {
-                uint32_t cid = ids[j + (uint32_t)__builtin_ctz(hits)];
-                hits &= hits - 1;
-                if (cls && (cls[cid] & drop)) continue;
-                uint32_t a = swap ? cid : qid, b = swap ? qid : cid;
-                if (order && a > b) {
-                    uint32_t t = a;
-                    a = b;
-                    b = t;
-                }
-                *dst++ = (vl_pair){a, b};
-            } while (hits);
+            vl_pair* dst = vl_emit8(out->pairs + out->count, hits & 0xFFu, ids + j, qid, mode);
+            dst = vl_emit8(dst, hits >> 8, ids + j + 8, qid, mode);
             out->count = (uint32_t)(dst - out->pairs);
         }
         if (!full) return VL_OK;
     }
 }
 
-vl_status vl_prune_complete(const vl_prune_set* set, vl_pair_buffer* buffer) {
-    uint32_t start = buffer->count;
-    prune_out out = prune_out_begin(buffer);
+static inline vl_status prune_complete(const vl_prune_set* set, int dense, prune_out* out) {
     vl_status s = VL_OK;
     for (uint32_t i = 0; i + 1 < set->n && s == VL_OK; i++) {
         /* the sweep reads candidates i+1.. and stops at the first that starts after box i ends */
-        if (set->minx[i + 1] <= set->maxx[i]) s = prune_sweep(set, i, set, i + 1, 0, 1, NULL, 0, &out);
+        if (set->minx[i + 1] <= set->maxx[i]) s = prune_sweep(set, i, set, i + 1, VL_EMIT_LOW_HIGH, dense, NULL, 0, out);
     }
-    buffer->count = s == VL_OK ? out.count : start;
     return s;
 }
 
-vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, vl_pair_buffer* buffer) {
-    uint32_t start = buffer->count;
-    prune_out out = prune_out_begin(buffer);
+/* Every overlapping (a box, b box) pair, written as (a id, b id) or, when `low_high`, (lower, higher). */
+static inline vl_status prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, int low_high, int dense,
+                                        prune_out* out) {
     vl_status s = VL_OK;
+    vl_emit_mode ab = low_high ? VL_EMIT_LOW_HIGH : VL_EMIT_QC, ba = low_high ? VL_EMIT_LOW_HIGH : VL_EMIT_CQ;
     /* a-boxes against b-boxes starting at or after them (ties go here), then b-boxes against
      * a-boxes starting strictly after them: every pair once. */
     uint32_t j = 0;
     for (uint32_t i = 0; i < a->n && s == VL_OK; i++) {
         while (j < b->n && b->minx[j] < a->minx[i]) j++;
         if (j == b->n) break;
-        if (b->minx[j] <= a->maxx[i]) s = prune_sweep(a, i, b, j, 0, 0, NULL, 0, &out);
+        if (b->minx[j] <= a->maxx[i]) s = prune_sweep(a, i, b, j, ab, dense, NULL, 0, out);
     }
     j = 0;
     for (uint32_t i = 0; i < b->n && s == VL_OK; i++) {
         while (j < a->n && a->minx[j] <= b->minx[i]) j++;
         if (j == a->n) break;
-        if (a->minx[j] <= b->maxx[i]) s = prune_sweep(b, i, a, j, 1, 0, NULL, 0, &out);
+        if (a->minx[j] <= b->maxx[i]) s = prune_sweep(b, i, a, j, ba, dense, NULL, 0, out);
+    }
+    return s;
+}
+
+vl_status vl_prune_complete(const vl_prune_set* set, unsigned flags, vl_pair_buffer* buffer) {
+    uint32_t start = buffer->count;
+    prune_out out = prune_out_begin(buffer);
+    vl_status s = (flags & VL_PRUNE_DENSE) ? prune_complete(set, 1, &out) : prune_complete(set, 0, &out);
+    buffer->count = s == VL_OK ? out.count : start;
+    return s;
+}
+
+vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, unsigned flags, vl_pair_buffer* buffer) {
+    uint32_t start = buffer->count;
+    prune_out out = prune_out_begin(buffer);
+    vl_status s;
+    switch (flags & (VL_PRUNE_LOW_HIGH | VL_PRUNE_DENSE)) {
+    case 0: s = prune_bipartite(a, b, 0, 0, &out); break;
+    case VL_PRUNE_LOW_HIGH: s = prune_bipartite(a, b, 1, 0, &out); break;
+    case VL_PRUNE_DENSE: s = prune_bipartite(a, b, 0, 1, &out); break;
+    default: s = prune_bipartite(a, b, 1, 1, &out); break;
     }
     buffer->count = s == VL_OK ? out.count : start;
     return s;
@@ -221,7 +239,7 @@ vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const 
     /* among the movers: only static-static pairs dropped */
     for (uint32_t i = 0; i + 1 < m->n && s == VL_OK; i++) {
         uint8_t drop = cls[m->id[i]] & VL_PRUNE_STATIC;
-        if (m->minx[i + 1] <= m->maxx[i]) s = prune_sweep(m, i, m, i + 1, 0, 1, cls, drop, &out);
+        if (m->minx[i + 1] <= m->maxx[i]) s = prune_sweep(m, i, m, i + 1, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
     }
     /* movers against the others (starting at or after them), dropping movers among the candidates */
     uint32_t j = 0;
@@ -229,7 +247,7 @@ vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const 
         while (j < all->n && all->minx[j] < m->minx[i]) j++;
         if (j == all->n) break;
         uint8_t drop = (uint8_t)(VL_PRUNE_MOVED | (cls[m->id[i]] & VL_PRUNE_STATIC));
-        if (all->minx[j] <= m->maxx[i]) s = prune_sweep(m, i, all, j, 0, 1, cls, drop, &out);
+        if (all->minx[j] <= m->maxx[i]) s = prune_sweep(m, i, all, j, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
     }
     /* the others against movers starting strictly after them */
     j = 0;
@@ -238,54 +256,8 @@ vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const 
         if (j == m->n) break;
         uint8_t c = cls[all->id[i]];
         if (!(c & VL_PRUNE_MOVED) && m->minx[j] <= all->maxx[i])
-            s = prune_sweep(all, i, m, j, 1, 1, cls, c & VL_PRUNE_STATIC, &out);
+            s = prune_sweep(all, i, m, j, VL_EMIT_LOW_HIGH, 0, cls, c & VL_PRUNE_STATIC, &out);
     }
     buffer->count = s == VL_OK ? out.count : start;
-    return s;
-}
-
-/* ---- public one-shot API ---------------------------------------------------------------------- */
-
-static vl_status check_boxes(const vl_aabb* boxes, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++)
-            if (!(boxes[i].min[a] <= boxes[i].max[a])) return VL_ERR_INVALID_BOUNDS;
-    return VL_OK;
-}
-
-vl_status vl_box_prune(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out) {
-    if (!vl_pair_buffer_is_valid(out) || (!boxes && count)) return VL_ERR_INVALID_ARGUMENT;
-    if (count > 0x7FFFFFF0u) return VL_ERR_TOO_LARGE;
-    vl_status s = check_boxes(boxes, count);
-    if (s != VL_OK || count < 2) return s;
-    vl_axis_stats stats = {0};
-    vl_axis_stats_add(&stats, boxes, NULL, count);
-    vl_prune_set set = {0};
-    vl_prune_scratch scratch = {0};
-    s = vl_prune_set_build(&set, &scratch, boxes, NULL, count, vl_axis_stats_best(&stats), 0);
-    vl_prune_scratch_free(&scratch);
-    if (s == VL_OK) s = vl_prune_complete(&set, out);
-    vl_prune_set_free(&set);
-    return s;
-}
-
-vl_status vl_box_prune_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, vl_pair_buffer* out) {
-    if (!vl_pair_buffer_is_valid(out) || (!a && na) || (!b && nb)) return VL_ERR_INVALID_ARGUMENT;
-    if (na > 0x7FFFFFF0u || nb > 0x7FFFFFF0u) return VL_ERR_TOO_LARGE;
-    vl_status s = check_boxes(a, na);
-    if (s == VL_OK) s = check_boxes(b, nb);
-    if (s != VL_OK || !na || !nb) return s;
-    vl_axis_stats stats = {0};
-    vl_axis_stats_add(&stats, a, NULL, na);
-    vl_axis_stats_add(&stats, b, NULL, nb);
-    int axis = vl_axis_stats_best(&stats);
-    vl_prune_set sa = {0}, sb = {0};
-    vl_prune_scratch scratch = {0};
-    s = vl_prune_set_build(&sa, &scratch, a, NULL, na, axis, 0);
-    if (s == VL_OK) s = vl_prune_set_build(&sb, &scratch, b, NULL, nb, axis, 0);
-    vl_prune_scratch_free(&scratch);
-    if (s == VL_OK) s = vl_prune_bipartite(&sa, &sb, out);
-    vl_prune_set_free(&sa);
-    vl_prune_set_free(&sb);
     return s;
 }

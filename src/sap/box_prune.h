@@ -32,16 +32,39 @@ vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const
                              uint32_t n, int axis, int presorted);
 void vl_prune_set_free(vl_prune_set* set);
 
+/* Writes the 16 sentinels after entry n - 1 (n itself unchanged). */
+void vl_prune_set_seal(vl_prune_set* set, uint32_t n);
+
+/* Entry k of dst = entry i of src. */
+static inline void vl_prune_set_copy(vl_prune_set* dst, uint32_t k, const vl_prune_set* src, uint32_t i) {
+    dst->minx[k] = src->minx[i];
+    dst->maxx[k] = src->maxx[i];
+    dst->miny[k] = src->miny[i];
+    dst->minz[k] = src->minz[i];
+    dst->maxy[k] = src->maxy[i];
+    dst->maxz[k] = src->maxz[i];
+    dst->id[k] = src->id[i];
+}
+
+/* The n entries of set from `start` on, as a set that shares its storage (capacity 0: never freed);
+ * entries start + n .. + 15 must be sentinels. */
+vl_prune_set vl_prune_set_view(const vl_prune_set* set, uint32_t start, uint32_t n);
+
 /* Room for n boxes (and the sentinels); the contents are lost when it grows. */
 vl_status vl_prune_set_reserve(vl_prune_set* set, uint32_t n);
 void vl_prune_scratch_free(vl_prune_scratch* scratch);
 
+/* Flags of vl_prune_complete and vl_prune_bipartite: pairs as (lower id, higher id) (complete: always);
+ * hits expected in most 16-candidate blocks (banded sets): emission without a branch on them. */
+enum { VL_PRUNE_LOW_HIGH = 1u, VL_PRUNE_DENSE = 2u };
+
 /* Appends every overlapping pair of the set as (lower id, higher id). On failure out->count is
  * restored. */
-vl_status vl_prune_complete(const vl_prune_set* set, vl_pair_buffer* out);
+vl_status vl_prune_complete(const vl_prune_set* set, unsigned flags, vl_pair_buffer* out);
 
-/* Appends every overlapping (a box, b box) pair as (id in a, id in b); both sets share one axis. */
-vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, vl_pair_buffer* out);
+/* Appends every overlapping (a box, b box) pair as (id in a, id in b), or (lower id, higher id) with
+ * VL_PRUNE_LOW_HIGH; both sets share one axis. On failure out->count is restored. */
+vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, unsigned flags, vl_pair_buffer* out);
 
 /* Per-id class bits for vl_prune_movers. */
 enum { VL_PRUNE_MOVED = 1u, VL_PRUNE_STATIC = 2u };

@@ -126,16 +126,12 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o) {
     vl_axis_stats_add(&stats, o->boxes, p->stat, ns);
     int axis = vl_axis_stats_best(&stats);
     s = vl_prune_set_build(&p->set_dyn, &p->scratch, o->boxes, p->dyn, nd, axis, 0);
-    if (s == VL_OK) s = vl_prune_complete(&p->set_dyn, &p->next);
+    if (s == VL_OK) s = vl_prune_complete(&p->set_dyn, 0, &p->next);
     if (s == VL_OK && ns) {
         s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
-        if (s == VL_OK) s = vl_prune_bipartite(&p->set_dyn, &p->set_stat, &p->next);
+        if (s == VL_OK) s = vl_prune_bipartite(&p->set_dyn, &p->set_stat, VL_PRUNE_LOW_HIGH, &p->next);
     }
-    if (s != VL_OK) return s;
-    vl_pair* pairs = p->next.pairs;
-    for (uint32_t i = 0; i < p->next.count; i++)
-        if (pairs[i].a > pairs[i].b) pairs[i] = (vl_pair){pairs[i].b, pairs[i].a};
-    return vl_pbp_sort_pairs(p, &p->next);
+    return s == VL_OK ? vl_pbp_sort_pairs(p, &p->next) : s;
 }
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }

@@ -56,10 +56,10 @@ static vl_status sap_find_new_pairs(vl_sap* sap, const vl_bp_objects* o, const u
         if (!ep_is_max(e[i])) sap->old_ids[n_old++] = ep_owner(e[i]);
     sap->found.count = 0;
     vl_status s = vl_prune_set_build(&sap->set_new, &sap->prune_scratch, o->boxes, handles, count, axis, 0);
-    if (s == VL_OK) s = vl_prune_complete(&sap->set_new, &sap->found);
+    if (s == VL_OK) s = vl_prune_complete(&sap->set_new, 0, &sap->found);
     if (s == VL_OK && old_count) {
         s = vl_prune_set_build(&sap->set_old, &sap->prune_scratch, o->boxes, sap->old_ids, n_old, axis, 1);
-        if (s == VL_OK) s = vl_prune_bipartite(&sap->set_new, &sap->set_old, &sap->found);
+        if (s == VL_OK) s = vl_prune_bipartite(&sap->set_new, &sap->set_old, 0, &sap->found);
     }
     if (s == VL_OK) vl_sap_filter_static(&sap->found, o);
     return s;
@@ -129,7 +129,7 @@ vl_status vl_sap_rebuild(vl_sap* sap, vl_bp_objects* o, const uint32_t* handles,
     sap->found.count = 0;
     s = vl_prune_set_build(&sap->set_new, &sap->prune_scratch, o->boxes, sap->old_ids, live,
                            vl_axis_stats_best(&stats), 0);
-    if (s == VL_OK) s = vl_prune_complete(&sap->set_new, &sap->found);
+    if (s == VL_OK) s = vl_prune_complete(&sap->set_new, 0, &sap->found);
     if (s == VL_OK) vl_sap_filter_static(&sap->found, o);
     if (s == VL_OK) s = vl_pm_reserve(&sap->pm, sap->found.count);
     if (s != VL_OK) {
