@@ -128,6 +128,14 @@ VL_INLINE vl_i4 vl_f4_as_i(vl_f4 a) { return simde_mm_castps_si128(a); }
 /* truncation toward zero (in range of int32) */
 VL_INLINE vl_i4 vl_f4_to_i(vl_f4 a) { return simde_mm_cvttps_epi32(a); }
 VL_INLINE vl_f4 vl_i4_as_f(vl_i4 a) { return simde_mm_castsi128_ps(a); }
+VL_INLINE vl_f4 vl_i4_to_f(vl_i4 a) { return simde_mm_cvtepi32_ps(a); }
+/* 4x4 transpose: lane j of r[i] becomes lane i of r[j] */
+VL_INLINE void vl_f4_transpose(vl_f4 r[4]) {
+    vl_f4 t0 = simde_mm_unpacklo_ps(r[0], r[1]), t1 = simde_mm_unpacklo_ps(r[2], r[3]);
+    vl_f4 t2 = simde_mm_unpackhi_ps(r[0], r[1]), t3 = simde_mm_unpackhi_ps(r[2], r[3]);
+    r[0] = simde_mm_movelh_ps(t0, t1), r[1] = simde_mm_movehl_ps(t1, t0);
+    r[2] = simde_mm_movelh_ps(t2, t3), r[3] = simde_mm_movehl_ps(t3, t2);
+}
 
 /* ---- 8 lanes, float ---------------------------------------------------------------------- */
 VL_INLINE vl_f8 vl_f8_load(const float* p) { return simde_mm256_load_ps(p); } /* 32-byte aligned */
@@ -199,5 +207,6 @@ VL_INLINE vl_i8 vl_i8_shr_var(vl_i8 a, vl_i8 count) { return simde_mm256_srlv_ep
 VL_INLINE vl_i8 vl_i8_permute(vl_i8 a, vl_i8 idx) { return simde_mm256_permutevar8x32_epi32(a, idx); }
 VL_INLINE vl_i8 vl_f8_as_i(vl_f8 a) { return simde_mm256_castps_si256(a); }
 VL_INLINE vl_f8 vl_i8_as_f(vl_i8 a) { return simde_mm256_castsi256_ps(a); }
+VL_INLINE vl_f8 vl_i8_to_f(vl_i8 a) { return simde_mm256_cvtepi32_ps(a); }
 
 #endif

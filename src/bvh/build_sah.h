@@ -1,0 +1,28 @@
+/* The binned SAH pass of the builder: build.c fills the scratch, build_sah.c makes the tree. */
+#ifndef VL_BVH_BUILD_SAH_H
+#define VL_BVH_BUILD_SAH_H
+
+#include "bvh/bvh_internal.h"
+
+/* Most SAH bins per axis (vl_bvh_desc.sah_bins). */
+#define VL_BVH_MAX_BINS 64u
+
+/* Scratch of one build. A primitive's record is 8 floats, min xyz, +infinity, -max xyz, 0
+ * (infinite bounds clamped to ±FLT_MAX), so that one min over records is the union of their boxes
+ * and leaves lane 3 of a bin (its count) as it is. */
+typedef struct vl_build {
+    float* rec;         /* 8 floats per primitive, 32-byte aligned */
+    uint32_t* idx;      /* the primitives in leaf order once built */
+    uint32_t* tmp;      /* n indices: the right side of a partition */
+    vl_bvh_node* nodes; /* room for 2n - 1 */
+    uint32_t node_count;
+    uint32_t bins, max_leaf;
+    float node_cost;
+    uint32_t depth;
+} vl_build;
+
+/* Builds the binary tree over b->idx[0, n) (n >= 1): nodes, node_count, depth, idx in leaf order.
+ * VL_ERR_OUT_OF_MEMORY when its bins cannot be allocated. */
+vl_status vl_bvh_build_sah(vl_build* b, uint32_t n);
+
+#endif
