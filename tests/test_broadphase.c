@@ -1,7 +1,7 @@
 /* Broadphases (every kind) against brute force: random sequences of add / update / remove /
  * commit on every scene, checked after every commit (pair set, created, deleted); static objects;
- * sleeping worlds; bad input changes nothing; failing allocations change nothing and leak nothing;
- * no allocation per frame once warm; pair user data. */
+ * sleeping worlds; the same movers frame after frame; bad input changes nothing; failing
+ * allocations change nothing and leak nothing; no allocation per frame once warm; pair user data. */
 #include <stdint.h>
 
 #include <volley/volley.h>
@@ -116,15 +116,26 @@ static void do_add(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_
     free(handles);
 }
 
-static void do_update(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_t k, int sleeping) {
-    k = mirror_pick(m, r, k);
-    vl_aabb* boxes = malloc((k + 1) * sizeof *boxes);
-    for (uint32_t i = 0; i < k; i++) boxes[i] = sleeping ? m->box[m->list[i]] : scene_move(r, scene, m->box[m->list[i]]);
-    vl_status s = vl_broadphase_update(bp, m->list, boxes, k);
+/* Gives the k boxes of handles the boxes `to`. */
+static void do_place(vl_broadphase* bp, mirror* m, const uint32_t* handles, const vl_aabb* to, uint32_t k) {
+    vl_status s = vl_broadphase_update(bp, handles, to, k);
     CHECK(s == VL_OK, "update %u: %s", k, vl_status_string(s));
     if (s == VL_OK)
-        for (uint32_t i = 0; i < k; i++) m->box[m->list[i]] = boxes[i];
+        for (uint32_t i = 0; i < k; i++) m->box[handles[i]] = to[i];
+}
+
+/* Moves the k boxes of handles a little (or to where they are, when sleeping). */
+static void do_update_list(vl_broadphase* bp, mirror* m, test_rng* r, int scene, const uint32_t* handles, uint32_t k,
+                           int sleeping) {
+    vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
+    for (uint32_t i = 0; i < k; i++) boxes[i] = sleeping ? m->box[handles[i]] : scene_move(r, scene, m->box[handles[i]]);
+    do_place(bp, m, handles, boxes, k);
     free(boxes);
+}
+
+static void do_update(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_t k, int sleeping) {
+    k = mirror_pick(m, r, k);
+    do_update_list(bp, m, r, scene, m->list, k, sleeping);
 }
 
 static void do_remove(vl_broadphase* bp, mirror* m, test_rng* r, uint32_t k) {
@@ -193,6 +204,21 @@ static void test_sequences(void) {
         run_sequence(kind, SCENE_UNIFORM, 4242, test_scaled(24), test_scaled(10000), test_scaled(15000), 0);
 }
 
+/* A broadphase of `kind` and its mirror (room for n + 64 handles), holding `fixed` static boxes of
+ * the scene and then `moving` others, committed; NULL (mirror untouched) on failure. */
+static vl_broadphase* world_start(int kind, int scene, test_rng* r, mirror* m, uint32_t n, uint32_t fixed,
+                                  uint32_t moving) {
+    vl_broadphase_desc desc = kind_desc(kind);
+    vl_broadphase* bp = NULL;
+    CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
+    if (!bp) return NULL;
+    mirror_init(m, n + 64);
+    do_add(bp, m, r, scene, fixed, VL_STATIC);
+    do_add(bp, m, r, scene, moving, 0);
+    commit_and_check(bp, m, "world start");
+    return bp;
+}
+
 /* A commit after every batch, the movers from one box to all of them (per mille of the alive ones),
  * with statics, adds and removes among them: the box-pruning kind goes back and forth between its
  * incremental commit (a quarter of the objects or fewer moved) and its full one, the SAP between
@@ -202,16 +228,10 @@ static void test_mover_mix(void) {
     for (int kind = 0; kind < KIND_COUNT; kind++)
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
             test_rng r = {31 + (uint64_t)scene};
-            vl_broadphase_desc desc = kind_desc(kind);
-            vl_broadphase* bp = NULL;
-            CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "create");
-            if (!bp) continue;
             uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(3000);
             mirror m;
-            mirror_init(&m, n + 64);
-            do_add(bp, &m, &r, scene, n / 4, VL_STATIC);
-            do_add(bp, &m, &r, scene, n - n / 4 - 40, 0);
-            commit_and_check(bp, &m, "mover mix start");
+            vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 4, n - n / 4 - 40);
+            if (!bp) continue;
             for (uint32_t step = 0; step < 3 * sizeof per_mille / sizeof *per_mille; step++) {
                 uint32_t k = m.alive * per_mille[step % (sizeof per_mille / sizeof *per_mille)] / 1000;
                 if (k) do_update(bp, &m, &r, scene, k, 0);
@@ -219,6 +239,44 @@ static void test_mover_mix(void) {
                 if (step % 4 == 3) do_remove(bp, &m, &r, 1 + test_u32(&r, 10));
                 commit_and_check(bp, &m, "mover mix");
             }
+            vl_broadphase_destroy(bp);
+            mirror_free(&m);
+        }
+}
+
+/* The same movers frame after frame, as in a game: the box-pruning kind keeps their entries of its
+ * sorted set stale while they keep moving, and merges them in again when some stop, die, or others
+ * join; a frame with most boxes moving takes the full commit in between. */
+static void test_persistent_movers(void) {
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        for (int scene = 0; scene < SCENE_COUNT; scene++) {
+            test_rng r = {77 + (uint64_t)scene};
+            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(2000);
+            mirror m;
+            vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 8, n - n / 8);
+            if (!bp) continue;
+            /* the dynamic boxes first: the groups below move them */
+            uint32_t group = n / 10, alive = mirror_list(&m), fixed = n / 8;
+            uint32_t* movers = malloc(alive * sizeof *movers);
+            memcpy(movers, m.list + fixed, (alive - fixed) * sizeof *movers);
+            memcpy(movers + alive - fixed, m.list, fixed * sizeof *movers);
+            vl_aabb* onto = malloc((group + 1) * sizeof *onto);
+            for (uint32_t frame = 0; frame < 40; frame++) {
+                /* the first group moves every frame; in frames 4 to 7 a second group jumps onto it
+                 * (from frame 8 on, its stale entries would miss those pairs) */
+                do_update_list(bp, &m, &r, scene, movers, frame == 20 ? alive * 3 / 4 : group, 0);
+                for (uint32_t i = 0; i < group; i++) onto[i] = m.box[movers[i]];
+                if (frame >= 4 && frame < 8) do_place(bp, &m, movers + group, onto, group);
+                if (frame == 15) { /* a stale mover dies: its entry goes */
+                    CHECK(vl_broadphase_remove(bp, movers, 1) == VL_OK, "remove a mover");
+                    m.live[movers[0]] = 0, m.freed[movers[0]] = 1, m.alive--;
+                    movers[0] = movers[--alive];
+                }
+                if (frame == 17) do_add(bp, &m, &r, scene, 3, 0);
+                commit_and_check(bp, &m, "persistent movers");
+            }
+            free(movers);
+            free(onto);
             vl_broadphase_destroy(bp);
             mirror_free(&m);
         }
@@ -587,6 +645,7 @@ int main(void) {
     test_failing_allocator();
     test_no_frame_allocation();
     test_mover_mix();
+    test_persistent_movers();
     test_sequences();
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);

@@ -99,7 +99,8 @@ vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const
     return VL_OK;
 }
 
-vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls) {
+vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls,
+                             uint8_t drop) {
     vl_status s = vl_prune_set_reserve(dst, old->n + add->n);
     if (s != VL_OK) return s;
     uint32_t i = 0, j = 0, k = 0;
@@ -107,9 +108,9 @@ vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const v
     while (i < old->n) {
         if (j < add->n && add->minx[j] < old->minx[i]) {
             vl_prune_set_copy(dst, k++, add, j++);
-        } else { /* branch-free: copied, then kept when not a mover */
+        } else { /* branch-free: copied, then kept when not dropped */
             vl_prune_set_copy(dst, k, old, i);
-            k += !(cls[old->id[i]] & VL_PRUNE_MOVED);
+            k += !(cls[old->id[i]] & drop);
             i++;
         }
     }
@@ -146,6 +147,16 @@ static inline uint32_t prune_drop(uint32_t hits, const uint32_t* ids, const uint
     return hits;
 }
 
+/* Appends (qid, ids[k]) for each bit k of hits (< 2^16) as `mode` says. */
+static inline vl_status prune_emit16(prune_out* out, uint32_t hits, const uint32_t* ids, uint32_t qid,
+                                     vl_emit_mode mode) {
+    if (out->capacity - out->count < 16u && prune_out_grow(out) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
+    vl_pair* dst = vl_emit8(out->pairs + out->count, hits & 0xFFu, ids, qid, mode);
+    dst = vl_emit8(dst, hits >> 8, ids + 8, qid, mode);
+    out->count = (uint32_t)(dst - out->pairs);
+    return VL_OK;
+}
+
 /* Sweeps query q of set `qs` over candidates of `cs` from index j while they start before q ends,
  * 16 candidates per step; emits (query id, candidate id) as `mode` says. With `cls`, a candidate c
  * is dropped when cls[c] & drop. Sparse hits (`dense` 0): a block without hits costs one
@@ -169,12 +180,7 @@ static inline vl_status prune_sweep(const vl_prune_set* qs, uint32_t q, const vl
         uint32_t hits = vl_f8_bits(m0) | (vl_f8_bits(m1) << 8);
         if (!full) hits &= vl_prune_x8(minx, j, &query) | (vl_prune_x8(minx, j + 8, &query) << 8);
         if (cls) hits = prune_drop(hits, ids + j, cls, drop);
-        if (dense || hits) {
-            if (out->capacity - out->count < 16u && prune_out_grow(out) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
-            vl_pair* dst = vl_emit8(out->pairs + out->count, hits & 0xFFu, ids + j, qid, mode);
-            dst = vl_emit8(dst, hits >> 8, ids + j + 8, qid, mode);
-            out->count = (uint32_t)(dst - out->pairs);
-        }
+        if ((dense || hits) && prune_emit16(out, hits, ids + j, qid, mode) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
         if (!full) return VL_OK;
     }
 }
@@ -232,6 +238,38 @@ vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, unsig
     return s;
 }
 
+/* The entries of `all` without VL_PRUNE_MOVED against the movers of m starting strictly after them.
+ * The entries that start before the same mover share its block of 16 candidates (loaded once), and
+ * most have fewer movers in range: one test each; past 16 in range, the general sweep. */
+static vl_status prune_unmoved(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, prune_out* out) {
+    uint32_t i = 0, j = 0;
+    while (i < all->n) {
+        while (j < m->n && m->minx[j] <= all->minx[i]) j++;
+        if (j == m->n) return VL_OK;
+        float next = m->minx[j], last = m->minx[j + 15]; /* NaN past the movers: never <= */
+        for (; i < all->n && all->minx[i] < next; i++) {
+            uint8_t c = cls[all->id[i]];
+            float maxx = all->maxx[i];
+            if ((c & VL_PRUNE_MOVED) || next > maxx) continue;
+            uint8_t drop = c & VL_PRUNE_STATIC;
+            if (last <= maxx) {
+                if (prune_sweep(all, i, m, j, VL_EMIT_LOW_HIGH, 0, cls, drop, out) != VL_OK)
+                    return VL_ERR_OUT_OF_MEMORY;
+                continue;
+            }
+            vl_prune_query8 q = vl_prune_query8_make(maxx, all->miny[i], all->minz[i], all->maxy[i], all->maxz[i]);
+            vl_f8 m0 = vl_prune_yz8(m->miny, m->minz, m->maxy, m->maxz, j, &q);
+            vl_f8 m1 = vl_prune_yz8(m->miny, m->minz, m->maxy, m->maxz, j + 8, &q);
+            uint32_t hits = (vl_f8_bits(m0) & vl_prune_x8(m->minx, j, &q)) |
+                            (vl_f8_bits(m1) & vl_prune_x8(m->minx, j + 8, &q)) << 8;
+            if (hits) hits = prune_drop(hits, m->id + j, cls, drop);
+            if (hits && prune_emit16(out, hits, m->id + j, all->id[i], VL_EMIT_LOW_HIGH) != VL_OK)
+                return VL_ERR_OUT_OF_MEMORY;
+        }
+    }
+    return VL_OK;
+}
+
 vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* buffer) {
     uint32_t start = buffer->count;
     prune_out out = prune_out_begin(buffer);
@@ -249,15 +287,7 @@ vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const 
         uint8_t drop = (uint8_t)(VL_PRUNE_MOVED | (cls[m->id[i]] & VL_PRUNE_STATIC));
         if (all->minx[j] <= m->maxx[i]) s = prune_sweep(m, i, all, j, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
     }
-    /* the others against movers starting strictly after them */
-    j = 0;
-    for (uint32_t i = 0; i < all->n && s == VL_OK; i++) {
-        while (j < m->n && m->minx[j] <= all->minx[i]) j++;
-        if (j == m->n) break;
-        uint8_t c = cls[all->id[i]];
-        if (!(c & VL_PRUNE_MOVED) && m->minx[j] <= all->maxx[i])
-            s = prune_sweep(all, i, m, j, VL_EMIT_LOW_HIGH, 0, cls, c & VL_PRUNE_STATIC, &out);
-    }
+    if (s == VL_OK) s = prune_unmoved(m, all, cls, &out);
     buffer->count = s == VL_OK ? out.count : start;
     return s;
 }

@@ -66,7 +66,7 @@ vl_status vl_prune_complete(const vl_prune_set* set, unsigned flags, vl_pair_buf
  * VL_PRUNE_LOW_HIGH; both sets share one axis. On failure out->count is restored. */
 vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, unsigned flags, vl_pair_buffer* out);
 
-/* Per-id class bits for vl_prune_movers. */
+/* Per-id class bits for vl_prune_movers (which ignores any other bit). */
 enum { VL_PRUNE_MOVED = 1u, VL_PRUNE_STATIC = 2u };
 
 /* Appends, as (low, high), every overlapping pair with an end in `m` (the movers, every id with
@@ -75,8 +75,9 @@ enum { VL_PRUNE_MOVED = 1u, VL_PRUNE_STATIC = 2u };
  * failure out->count is restored. */
 vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* out);
 
-/* dst = the entries of `old` whose id has no VL_PRUNE_MOVED bit in cls, merged with those of `add`,
+/* dst = the entries of `old` whose id has none of the bits `drop` in cls, merged with those of `add`,
  * sorted by min on the shared axis. dst is neither old nor add. */
-vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls);
+vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls,
+                             uint8_t drop);
 
 #endif

@@ -29,9 +29,11 @@ static void pbp_destroy(vl_broadphase* bp) {
     vl_prune_scratch_free(&p->scratch);
     vl_array_free((void**)&p->cls, &p->cls_cap, 1);
     vl_array_free((void**)&p->movers, &p->movers_cap, sizeof(uint32_t));
+    vl_array_free((void**)&p->stale, &p->stale_cap, sizeof(uint32_t));
     vl_prune_set_free(&p->all[0]);
     vl_prune_set_free(&p->all[1]);
     vl_prune_set_free(&p->set_m);
+    vl_prune_set_free(&p->set_fresh);
     vl_pair_buffer_free(&p->found);
     vl_mem_free(p, sizeof *p);
 }
@@ -60,6 +62,8 @@ static vl_status pbp_add(vl_broadphase* bp, const uint32_t* handles, uint32_t co
     vl_status s = vl_array_reserve((void**)&p->cls, &p->cls_cap, p->cls_cap, slots, 1);
     if (s == VL_OK) /* one more for pbp_mark's write past the end */
         s = vl_array_reserve((void**)&p->movers, &p->movers_cap, p->mover_count, slots + 1, sizeof(uint32_t));
+    if (s == VL_OK) /* the same for the stale list */
+        s = vl_array_reserve((void**)&p->stale, &p->stale_cap, p->stale_count, slots + 1, sizeof(uint32_t));
     if (s != VL_OK) return s;
     for (uint32_t i = 0; i < count; i++)
         p->cls[handles[i]] = (o->flags[handles[i]] & VL_OBJ_STATIC) ? VL_PRUNE_STATIC : 0;
@@ -89,20 +93,26 @@ void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o) {
         }
     } else {
         for (uint32_t h = 0; h < o->slot_count; h++)
-            cls[h] = (uint8_t)(cls[h] & VL_PRUNE_STATIC & -(flags[h] & VL_OBJ_ALIVE));
+            cls[h] = (uint8_t)(cls[h] & (VL_PRUNE_STATIC | VL_PBP_STALE) & -(flags[h] & VL_OBJ_ALIVE));
     }
     p->mover_count = 0;
 }
 
-vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf) {
+vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf, uint32_t slots) {
     uint32_t n = buf->count;
     vl_status s = vl_array_reserve((void**)&p->keys, &p->keys_cap, 0, n ? n : 1, sizeof(uint64_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&p->tmp, &p->tmp_cap, 0, n ? n : 1, sizeof(uint64_t));
     if (s != VL_OK) return s;
+    /* key a << w | b in the top 2w bits, w = the bits of the highest slot: fewer digits to sort */
+    unsigned w = slots > 1 ? 32u - (unsigned)__builtin_clz(slots - 1) : 1u, lo = 64u - 2 * w;
+    uint64_t low = (1ull << w) - 1;
     vl_pair* pairs = buf->pairs;
-    for (uint32_t i = 0; i < n; i++) p->keys[i] = (uint64_t)pairs[i].a << 32 | pairs[i].b;
-    vl_radix_sort_u64(p->keys, p->tmp, n, 0);
-    for (uint32_t i = 0; i < n; i++) pairs[i] = (vl_pair){(uint32_t)(p->keys[i] >> 32), (uint32_t)p->keys[i]};
+    for (uint32_t i = 0; i < n; i++) p->keys[i] = ((uint64_t)pairs[i].a << w | pairs[i].b) << lo;
+    vl_radix_sort_u64(p->keys, p->tmp, n, lo);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t k = p->keys[i] >> lo;
+        pairs[i] = (vl_pair){(uint32_t)(k >> w), (uint32_t)(k & low)};
+    }
     return VL_OK;
 }
 
@@ -131,7 +141,7 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o) {
         s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
         if (s == VL_OK) s = vl_prune_bipartite(&p->set_dyn, &p->set_stat, VL_PRUNE_LOW_HIGH, &p->next);
     }
-    return s == VL_OK ? vl_pbp_sort_pairs(p, &p->next) : s;
+    return s == VL_OK ? vl_pbp_sort_pairs(p, &p->next, o->slot_count) : s;
 }
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }

@@ -20,7 +20,10 @@ typedef struct vl_prune_bp {
     uint32_t cls_cap, movers_cap, mover_count;
     vl_prune_set all[2]; /* all[0]: every alive object sorted on one axis, when all_valid */
     int all_valid;
-    vl_prune_set set_m; /* the alive movers */
+    uint32_t* stale; /* the slots whose entry in all[0] is out of date or missing, with VL_PBP_STALE */
+    uint32_t stale_cap, stale_count;
+    vl_prune_set set_m;     /* the alive movers */
+    vl_prune_set set_fresh; /* the entries merged into all[0] when it is built again */
     vl_pair_buffer found; /* the pairs of movers, (low, high) */
 } vl_prune_bp;
 
@@ -28,8 +31,11 @@ typedef struct vl_prune_bp {
  * of the alive objects. */
 #define VL_PBP_INC_RATIO 4u
 
-/* Sorts the pairs of buf by (a, b); each pair is (low, high). */
-vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf);
+/* cls bit (besides VL_PRUNE_MOVED and VL_PRUNE_STATIC): the slot is listed in `stale`. */
+#define VL_PBP_STALE 4u
+
+/* Sorts the pairs of buf by (a, b); each pair is (low, high), both ids below `slots`. */
+vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf, uint32_t slots);
 
 /* Clears the movers after a successful commit. */
 void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o);

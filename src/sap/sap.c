@@ -45,6 +45,11 @@ static inline void sap_start(vl_sap* sap, const vl_bp_objects* o, uint32_t a, ui
     if (vl_bp_may_pair(o, a, b) && vl_pm_add(&sap->pm, a, b) != VL_OK) sap->oom = 1;
 }
 
+/* (hi << 32 | lo) - q for q = qmin << 32 | qmax, indices below 2^31: bit 31 is set when lo < qmax,
+ * which borrows one from the high half, hi - qmin - 1; bit 63 is then clear when qmin < hi. So the
+ * intervals [lo, hi] and [qmin, qmax] interleave when bit 31 is set and bit 63 clear. */
+static inline uint64_t sap_packed_sub(uint32_t lo, uint32_t hi, uint64_t q) { return ((uint64_t)hi << 32 | lo) - q; }
+
 /* Moves the endpoint at index i of `axis` to `value`, applying the rules of seed 000: a min passing
  * a max leftwards, or a max passing a min rightwards, starts an overlap on this axis; the reverse
  * passes stop one. Either becomes a pair change when the boxes overlap on the two other axes,
@@ -61,14 +66,15 @@ static inline __attribute__((always_inline)) uint32_t sap_walk(vl_sap* sap, cons
     uint32_t* pos = sap->pos;
     uint32_t owner = ep_owner(m);
     const uint32_t* po = pos + (size_t)owner * 6;
-    const uint32_t jmin = po[j], jmax = po[j + 1], kmin = po[k], kmax = po[k + 1];
+    const uint64_t qj = (uint64_t)po[j] << 32 | po[j + 1], qk = (uint64_t)po[k] << 32 | po[k + 1];
     const uint32_t starts = left ? !ep_is_max(m) : ep_is_max(m);
     vl_endpoint p;
     while (left ? (p = e[i - 1]) > m : (p = e[i + 1]) < m) {
         uint32_t* pb = pos + (size_t)ep_owner(p) * 6;
-        uint32_t hit = (((uint32_t)p ^ (uint32_t)m) >> 31) & (jmin < pb[j + 1]) & (pb[j] < jmax) & (kmin < pb[k + 1]) &
-                       (pb[k] < kmax);
-        if (__builtin_expect(hit, 0)) {
+        uint64_t rj = sap_packed_sub(pb[j], pb[j + 1], qj), rk = sap_packed_sub(pb[k], pb[k + 1], qk);
+        /* bit 31: kinds differ and both low halves borrow; then bit 63: neither high half does */
+        uint64_t hit = (((p ^ m) & rj & rk) << 32) & ~(rj | rk);
+        if (__builtin_expect(hit >> 63, 0)) {
             if (starts)
                 sap_start(sap, o, owner, ep_owner(p));
             else
@@ -83,36 +89,28 @@ static inline __attribute__((always_inline)) uint32_t sap_walk(vl_sap* sap, cons
     return i;
 }
 
-/* Moves the endpoint at index i of `axis` to `value` (seed 000's update rules, see sap_walk). */
-static void sap_move(vl_sap* sap, const vl_bp_objects* o, int axis, uint32_t i, uint32_t value) {
-    vl_endpoint m = ((uint64_t)value << 32) | (uint32_t)sap->ep[axis][i];
-    int left = m < sap->ep[axis][i];
-    switch (axis * 2 + left) {
-    case 0: sap_walk(sap, o, m, i, 0, 0); break;
-    case 1: sap_walk(sap, o, m, i, 0, 1); break;
-    case 2: sap_walk(sap, o, m, i, 1, 0); break;
-    case 3: sap_walk(sap, o, m, i, 1, 1); break;
-    case 4: sap_walk(sap, o, m, i, 2, 0); break;
-    default: sap_walk(sap, o, m, i, 2, 1); break;
-    }
+/* Moves box h's endpoints on `axis` (a constant once inlined: no indirect jump per walk) from
+ * `from`, what they hold, to `box`: a growing max first (starts before stops, and a box moving right
+ * never passes its own min), then the min, then a shrinking max. An unmoved bound costs a compare. */
+static inline __attribute__((always_inline)) void sap_move_axis(vl_sap* sap, const vl_bp_objects* o, uint32_t h,
+                                                                const vl_aabb* from, const vl_aabb* box, int axis) {
+    uint32_t old_min = vl_float_to_sortable(from->min[axis]), old_max = vl_float_to_sortable(from->max[axis]);
+    uint32_t new_min = vl_float_to_sortable(box->min[axis]), new_max = vl_float_to_sortable(box->max[axis]);
+    const uint32_t* p = sap->pos + (size_t)h * 6 + axis * 2;
+    vl_endpoint mn = ep_make(new_min, 0, h), mx = ep_make(new_max, 1, h);
+    if (new_max > old_max) sap_walk(sap, o, mx, p[1], axis, 0);
+    if (new_min < old_min)
+        sap_walk(sap, o, mn, p[0], axis, 1);
+    else if (new_min > old_min)
+        sap_walk(sap, o, mn, p[0], axis, 0);
+    if (new_max < old_max) sap_walk(sap, o, mx, p[1], axis, 1);
 }
 
-/* Moves box h to `box`, axis by axis. Per axis, a growing max moves first (starts before stops, and
- * a box moving right never passes its own min), otherwise the min. Unmoved bounds cost a compare. */
-static void sap_move_box(vl_sap* sap, const vl_bp_objects* o, uint32_t h, const vl_aabb* box) {
-    for (int a = 0; a < 3; a++) {
-        uint32_t* p = sap->pos + (size_t)h * 6 + a * 2;
-        uint32_t new_min = vl_float_to_sortable(box->min[a]), new_max = vl_float_to_sortable(box->max[a]);
-        uint32_t old_min = ep_value(sap->ep[a][p[0]]), old_max = ep_value(sap->ep[a][p[1]]);
-        if (new_min == old_min && new_max == old_max) continue;
-        if (new_max > old_max) {
-            sap_move(sap, o, a, p[1], new_max);
-            sap_move(sap, o, a, p[0], new_min);
-        } else {
-            sap_move(sap, o, a, p[0], new_min);
-            sap_move(sap, o, a, p[1], new_max);
-        }
-    }
+/* Moves box h from `from` to `box` (seed 000's update rules, see sap_walk). */
+static void sap_move_box(vl_sap* sap, const vl_bp_objects* o, uint32_t h, const vl_aabb* from, const vl_aabb* box) {
+    sap_move_axis(sap, o, h, from, box, 0);
+    sap_move_axis(sap, o, h, from, box, 1);
+    sap_move_axis(sap, o, h, from, box, 2);
 }
 
 /* Number of endpoints of `axis` ordered before m (a binary search). */
@@ -159,7 +157,7 @@ static vl_status sap_update(vl_broadphase* bp, const uint32_t* handles, const vl
         uint32_t h = handles[done];
         sap->saved[done] = o->boxes[h];
         o->boxes[h] = boxes[done];
-        sap_move_box(sap, o, h, &boxes[done]);
+        sap_move_box(sap, o, h, &sap->saved[done], &boxes[done]);
     }
     if (!sap->oom) return VL_OK;
     /* A pair could not be stored: move the boxes back. Going back only re-adds pairs that the way
@@ -169,7 +167,7 @@ static vl_status sap_update(vl_broadphase* bp, const uint32_t* handles, const vl
     while (done--) {
         uint32_t h = handles[done];
         o->boxes[h] = sap->saved[done];
-        sap_move_box(sap, o, h, &sap->saved[done]);
+        sap_move_box(sap, o, h, &boxes[done], &sap->saved[done]);
     }
     return VL_ERR_OUT_OF_MEMORY;
 }
