@@ -147,22 +147,28 @@ static void test_out_of_memory(void) {
         }
         CHECK(built, "never built");
     }
-    /* a batch whose scratch cannot be allocated: a clear status, every answer a miss */
+    /* a batch whose scratch cannot be allocated is traced one ray at a time: the same answers */
     hooks.budget = -1;
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
     if (bvh) {
-        vl_ray rays[100];
-        vl_hit hits[100];
-        scene_rays_random(&m, 100, 5, rays);
-        hooks.budget = 0;
+        enum { n = 300 };
+        vl_ray rays[n];
+        vl_hit hits[n], want[n];
+        scene_rays_random(&m, n, 5, rays);
+        rays[7].dir[0] = NAN; /* an invalid ray among them */
         vl_bvh_tuning saved = vl_bvh_tune;
-        vl_bvh_tune.small_closest = 0;
-        CHECK(vl_bvh_raycast(bvh, rays, 100, 0, hits) == VL_ERR_OUT_OF_MEMORY, "raycast OOM");
-        for (int i = 0; i < 100; i++) CHECK(hits[i].prim == VL_NO_HIT, "OOM answer %d", i);
-        hooks.budget = -1;
-        size_t before = hooks.bytes;
-        CHECK(vl_bvh_raycast(bvh, rays, 100, 0, hits) == VL_OK && hooks.bytes == before, "scratch returned");
+        for (int small = 0; small < 2; small++) {
+            vl_bvh_tune.small_closest = small ? 4096 : 0; /* streams, then interleaved walks */
+            CHECK(vl_bvh_raycast(bvh, rays, n, 0, want) == VL_ERR_INVALID_QUERY, "raycast");
+            hooks.budget = 0;
+            size_t before = hooks.bytes;
+            CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits) == VL_ERR_INVALID_QUERY, "raycast without scratch");
+            CHECK(hooks.bytes == before, "nothing held");
+            for (int i = 0; i < n; i++)
+                CHECK(hits[i].prim == want[i].prim && hits[i].t == want[i].t, "answer %d without scratch", i);
+            hooks.budget = -1;
+        }
         vl_bvh_tune = saved;
         vl_bvh_destroy(bvh);
     }

@@ -40,7 +40,7 @@ typedef struct vl_bvh vl_bvh;
 typedef struct vl_bvh_desc {
     uint32_t max_leaf_size; /* a leaf holds at most this many primitives: 1..VL_BVH_MAX_LEAF_SIZE, default 8 */
     uint32_t sah_bins;      /* bins per axis of the binned SAH: 4..64, default 16 */
-    float node_cost;        /* cost of a node visit relative to a primitive test: > 0, default 1 */
+    float node_cost;        /* cost of a node visit relative to a primitive test: > 0, default 4 */
 } vl_bvh_desc;
 
 /* Shape and cost of a built tree. */
@@ -84,14 +84,16 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
 /* Traces count rays as one batch; hits[i] answers rays[i]. flags: VL_RAY_CLOSEST (0), the nearest
  * hit in [tmin, tmax], or VL_RAY_ANY, some hit in [tmin, tmax] (a ray stops at the first one found;
  * hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY, u = v = 0.
- * Scratch memory for the call comes from the allocator hooks, once per call: about 82 bytes per
- * ray for batches of up to 128K rays, about 10.7 MB for any larger batch (traced 128K rays at a
- * time). Closest-hit batches under 4096 rays and any-hit batches under 256 are traced one ray at
- * a time without scratch (measured faster at those sizes). Thread-safe on a shared tree.
+ * Scratch memory for the call comes from the allocator hooks, once per call: about 90 KB plus 82
+ * bytes per ray for batches of up to 128K rays, about 10.8 MB for any larger batch (traced 128K
+ * rays at a time). Closest-hit batches under 4096 rays and any-hit batches under 256 are traced as
+ * 16 interleaved single-ray walks (measured faster at those sizes); batches under 8 rays, and any
+ * batch whose scratch cannot be allocated, one ray at a time without scratch (the same answers).
+ * Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every valid ray is still
  * answered and each invalid one is a miss; VL_ERR_INVALID_ARGUMENT for a NULL bvh, rays or hits
- * (with count > 0); VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written);
- * VL_ERR_OUT_OF_MEMORY (hits hold misses). count 0 is VL_OK and does nothing. */
+ * (with count > 0); VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written). count 0 is VL_OK
+ * and does nothing. */
 VL_API vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits);
 
 /* Traces one ray without a batch (no allocation). Same answers as vl_bvh_raycast: the same

@@ -14,7 +14,7 @@ vl_bvh_desc vl_bvh_default_desc(void) {
     vl_bvh_desc d;
     d.max_leaf_size = 8;
     d.sah_bins = 16;
-    d.node_cost = 1.0f;
+    d.node_cost = 4.0f;
     return d;
 }
 

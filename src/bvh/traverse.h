@@ -26,4 +26,36 @@ extern vl_bvh_tuning vl_bvh_tune;
  * `parallel`: some inverse direction of the record may be infinite. */
 void vl_bvh_trace1(const vl_bvh* bvh, float* rec, int parallel, uint32_t start, int any_hit, vl_hit* hit);
 
+/* Rays in flight in the interleaved walk. */
+#define VL_WALKS 16u
+
+/* Traces the records rec + VL_RAYREC_FLOATS * ids[j], j < n, each from node4 starts[j] (the root
+ * when starts is NULL), with VL_WALKS single-ray walks in flight taking one step each in turn, so
+ * that one walk's node fetches overlap the others' work. Walks of the same record share its tmax.
+ * scratch: vl_bvh_interleaved_scratch() bytes, 64-byte aligned. */
+void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids, const uint32_t* starts, uint32_t n,
+                              int parallel, int any_hit, vl_hit* hits, void* scratch);
+size_t vl_bvh_interleaved_scratch(void);
+
+/* Rays a batched traversal hands on to the single-ray walks, each with its start node4; traced
+ * VL_QUEUE at a time (interleaved), and at the end of the batch (vl_bvh_queue_flush). */
+#define VL_QUEUE 256u
+typedef struct vl_bvh_queue {
+    const vl_bvh* bvh;
+    float* rec;
+    vl_hit* hits;
+    int parallel, any_hit;
+    uint32_t n;
+    uint32_t* ids;    /* VL_QUEUE entries */
+    uint32_t* starts; /* VL_QUEUE entries */
+    void* walks;      /* vl_bvh_interleaved_scratch() bytes */
+} vl_bvh_queue;
+
+void vl_bvh_queue_flush(vl_bvh_queue* q);
+
+static inline void vl_bvh_queue_push(vl_bvh_queue* q, uint32_t id, uint32_t start) {
+    q->ids[q->n] = id, q->starts[q->n++] = start;
+    if (q->n == VL_QUEUE) vl_bvh_queue_flush(q);
+}
+
 #endif

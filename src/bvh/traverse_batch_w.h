@@ -138,11 +138,9 @@ static void VL_T(leaf_boxes)(float* rec, const uint32_t* idx, uint32_t n, const 
     }
 }
 
-/* The rays ids[0, n) go on one at a time from node4 `start` (the single-ray traversal). */
-static void VL_T(one_by_one)(const vl_bvh* bvh, float* rec, const uint32_t* ids, uint32_t n, int parallel,
-                             uint32_t start, int any_hit, vl_hit* hits) {
-    for (uint32_t j = 0; j < n; j++)
-        vl_bvh_trace1(bvh, rec + VL_RAYREC_FLOATS * (size_t)ids[j], parallel, start, any_hit, &hits[ids[j]]);
+/* The rays ids[0, n) go on one at a time from node4 `start`: queued for the interleaved walks. */
+static void VL_T(one_by_one)(vl_bvh_queue* q, const uint32_t* ids, uint32_t n, uint32_t start) {
+    for (uint32_t j = 0; j < n; j++) vl_bvh_queue_push(q, ids[j], start);
 }
 
 typedef struct VL_T(entry) {
@@ -154,7 +152,7 @@ typedef struct VL_T(entry) {
  * children both receive the survivors, the second after the first is done (which only permutes
  * them). */
 static void VL_T(trace)(const vl_bvh* bvh, float* rec, uint32_t* idx, uint32_t* tmp, uint32_t n, int parallel,
-                        int any_hit, vl_hit* hits) {
+                        int any_hit, vl_hit* hits, vl_bvh_queue* q) {
     const vl_bvh_node* nodes = bvh->nodes;
     const uint32_t remnant = vl_bvh_tune.remnant;
     const int order = !any_hit && vl_bvh_tune.order;
@@ -169,7 +167,7 @@ static void VL_T(trace)(const vl_bvh* bvh, float* rec, uint32_t* idx, uint32_t* 
         uint32_t m = VL_T(cull)(rec, idx, e.n, tmp, node, parallel, order && !count, neg);
         if (!m) continue;
         if (m <= remnant && bvh->wide_of[e.node] != VL_BVH_EMPTY) {
-            VL_T(one_by_one)(bvh, rec, idx, m, parallel, bvh->wide_of[e.node], any_hit, hits);
+            VL_T(one_by_one)(q, idx, m, bvh->wide_of[e.node]);
             continue;
         }
         if (count) {
@@ -202,7 +200,7 @@ typedef struct VL_T(wentry) {
  * arena[0, n) holds the live rays; arena holds arena_size entries plus VL_W, all valid record
  * indices; masks holds n / 2 + 2 entries. */
 static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uint32_t arena_size, uint32_t* masks,
-                             uint32_t n, int parallel, int any_hit, vl_hit* hits) {
+                             uint32_t n, int parallel, int any_hit, vl_hit* hits, vl_bvh_queue* q) {
     const vl_bvh_node4* wide = bvh->wide;
     const uint32_t remnant = vl_bvh_tune.remnant;
     const int split_ok = !any_hit && vl_bvh_tune.near_first;
@@ -223,7 +221,7 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
             continue;
         }
         if (e.n <= remnant) {
-            VL_T(one_by_one)(bvh, rec, ids, e.n, parallel, e.child, any_hit, hits);
+            VL_T(one_by_one)(q, ids, e.n, e.child);
             continue;
         }
         const vl_bvh_node4* w = &wide[e.child];
@@ -281,7 +279,7 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
         }
         if (!k) continue;
         if ((uint64_t)atop + total + k * VL_W > arena_size) { /* no room: one ray at a time from here */
-            VL_T(one_by_one)(bvh, rec, ids, e.n, parallel, e.child, any_hit, hits);
+            VL_T(one_by_one)(q, ids, e.n, e.child);
             continue;
         }
         uint32_t* dst[8];
