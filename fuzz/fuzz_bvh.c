@@ -28,7 +28,7 @@ static vl_hit brute_closest(const scene* s, const vl_ray* ray) {
     for (uint32_t i = 0; i < s->count; i++) {
         float t, u = 0, v = 0;
         int hit = s->boxes ? vl_bvh_ray_box(rec, s->box[i].min, s->box[i].max, ray->tmax, parallel != 0, &t)
-                           : vl_bvh_ray_triangle(ray->origin, ray->dir, ray->tmin, ray->tmax, &s->tri[i], &t, &u, &v);
+                           : vl_bvh_ray_triangle(ray->origin, rec + VL_RR_DIR, ray->tmin, ray->tmax, &s->tri[i], &t, &u, &v);
         if (hit && t < best.t) best = (vl_hit){t, i, u, v};
     }
     return best;
@@ -40,7 +40,7 @@ static int brute_hits_at(const scene* s, const vl_ray* ray, uint32_t prim, float
     float rec[VL_RAYREC_FLOATS], t, u, v;
     uint32_t parallel = vl_bvh_rayrec_set(rec, ray);
     int hit = s->boxes ? vl_bvh_ray_box(rec, s->box[prim].min, s->box[prim].max, ray->tmax, parallel != 0, &t)
-                       : vl_bvh_ray_triangle(ray->origin, ray->dir, ray->tmin, ray->tmax, &s->tri[prim], &t, &u, &v);
+                       : vl_bvh_ray_triangle(ray->origin, rec + VL_RR_DIR, ray->tmin, ray->tmax, &s->tri[prim], &t, &u, &v);
     return hit && t == t_reported;
 }
 

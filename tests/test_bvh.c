@@ -44,7 +44,7 @@ static vl_hit brute(const scene_prims* s, const vl_ray* ray, uint32_t only) {
     uint32_t lo = only == VL_NO_HIT ? 0 : only, hi = only == VL_NO_HIT ? s->count : only + 1;
     for (uint32_t i = lo; i < hi; i++) {
         float t, u = 0, v = 0;
-        int h = s->tris ? vl_bvh_ray_triangle(ray->origin, ray->dir, ray->tmin, tmax, &s->tris[i], &t, &u, &v)
+        int h = s->tris ? vl_bvh_ray_triangle(ray->origin, rec + VL_RR_DIR, ray->tmin, tmax, &s->tris[i], &t, &u, &v)
                         : vl_bvh_ray_box(rec, s->boxes[i].min, s->boxes[i].max, tmax, parallel, &t);
         if (h) {
             tmax = t;

@@ -91,6 +91,7 @@ static void test_query_errors(void) {
         case 8: rays[i].tmax = NAN, valid[i] = 0; break;
         case 9: rays[i].tmin = NAN, valid[i] = 0; break;
         case 10: rays[i].tmax = 0.5f; break; /* valid, stops short */
+        case 11: rays[i].dir[2] = -0x1p-127f, valid[i] = 0; break; /* a denormal: no direction left */
         default: break;
         }
     }

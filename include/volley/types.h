@@ -15,8 +15,9 @@ typedef struct vl_aabb {
 } vl_aabb;
 
 /* A ray or segment: position = origin + t * dir for t in [tmin, tmax]. dir need not be unit
- * length; tmax may be INFINITY. Valid when every field is non-NaN, origin and dir are finite,
- * dir is not zero and 0 <= tmin <= tmax. */
+ * length; tmax may be INFINITY. Components of dir smaller than FLT_MIN in magnitude (denormals)
+ * count as 0: the ray is parallel to that axis. Valid when every field is non-NaN, origin and dir
+ * are finite, some component of dir is at least FLT_MIN in magnitude and 0 <= tmin <= tmax. */
 typedef struct vl_ray {
     float origin[3], tmin;
     float dir[3], tmax;

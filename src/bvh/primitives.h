@@ -18,22 +18,28 @@ enum { VL_RR_TMIN = 3, VL_RR_INV = 4, VL_RR_TMAX = 7, VL_RR_DIR = 8, VL_RR_TMAX2
 
 /* Whether a caller's ray is valid (see vl_ray). */
 static inline int vl_bvh_ray_valid(const vl_ray* r) {
-    float len = 0.0f;
+    int moves = 0;
     for (int a = 0; a < 3; a++) {
         if (!isfinite(r->origin[a]) || !isfinite(r->dir[a])) return 0;
-        len += fabsf(r->dir[a]);
+        moves |= fabsf(r->dir[a]) >= FLT_MIN;
     }
-    return len > 0.0f && r->tmin >= 0.0f && r->tmin <= r->tmax; /* false for NaN tmin or tmax */
+    return moves && r->tmin >= 0.0f && r->tmin <= r->tmax; /* false for NaN tmin or tmax */
+}
+
+/* The direction every test uses: components under FLT_MIN in magnitude (denormals) count as 0,
+ * so that box and triangle tests agree on a parallel axis. */
+static inline void vl_bvh_ray_dir(const vl_ray* r, float d[3]) {
+    for (int a = 0; a < 3; a++) d[a] = fabsf(r->dir[a]) < FLT_MIN ? copysignf(0.0f, r->dir[a]) : r->dir[a];
 }
 
 /* Fills a record from a valid ray; returns the mask of parallel axes (|dir| < FLT_MIN). */
 static inline uint32_t vl_bvh_rayrec_set(float* rec, const vl_ray* r) {
     uint32_t parallel = 0;
+    vl_bvh_ray_dir(r, rec + VL_RR_DIR);
     for (int a = 0; a < 3; a++) {
-        float d = r->dir[a];
+        float d = rec[VL_RR_DIR + a];
         rec[a] = r->origin[a];
-        rec[VL_RR_DIR + a] = d;
-        if (fabsf(d) < FLT_MIN) {
+        if (d == 0.0f) {
             rec[VL_RR_INV + a] = signbit(d) ? -INFINITY : INFINITY;
             parallel |= 1u << a;
         } else {
