@@ -8,6 +8,7 @@
 #include <volley/volley.h>
 
 #include "bvh/primitives.h"
+#include "bvh/traverse.h"
 #include "fuzz_util.h"
 
 #define MAX_PRIMS 40
@@ -143,11 +144,22 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     vl_bvh* bvh = build_scene(&in, &s);
     if (bvh) {
         static vl_ray rays[MAX_RAYS];
+        const vl_bvh_tuning defaults = vl_bvh_tune;
         while (!fuzz_done(&in)) {
-            uint32_t n = 1 + fuzz_byte(&in) % MAX_RAYS;
+            uint8_t b = fuzz_byte(&in);
+            uint32_t n = 1 + b % MAX_RAYS;
+            /* the batch's path, from the size byte's top bits: the default for these sizes
+             * (interleaved walks), or ray streams handing lists of at most 0 or 4 rays to the
+             * walks, or streams whose arena overflows at once */
+            if (b >> 6) {
+                vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
+                vl_bvh_tune.remnant = (b >> 6) == 1 ? 0 : 4;
+                if ((b >> 6) == 3) vl_bvh_tune.arena = 1;
+            }
             for (uint32_t i = 0; i < n; i++) rays[i] = fuzz_ray(&in);
             check_rays(bvh, &s, rays, n, VL_RAY_CLOSEST);
             check_rays(bvh, &s, rays, n, VL_RAY_ANY);
+            vl_bvh_tune = defaults;
         }
         FUZZ_CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
         FUZZ_CHECK(vl_bvh_raycast(bvh, rays, 1, 0x80, NULL) == VL_ERR_INVALID_ARGUMENT ||
