@@ -127,17 +127,15 @@ static inline vl_f4 slab_exact(const vl_bvh_node4* w, vl_ray1* r, float tmax, vl
     return vl_k4_slab_parallel(&r->slab, &b, tnear);
 }
 
-/* Fetches child i of w (a node4: both its lines; a leaf: every line of its triangles, or the first
- * and last of its boxes). */
+/* Fetches child i of w (a node4: both its lines; a leaf: its first and last primitive). */
 static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, uint32_t i) {
     uint32_t c = w->child[i], last = c + w->count[i] - 1;
     if (!w->count[i]) {
         __builtin_prefetch(&bvh->wide[c].bounds[0][0]);
         __builtin_prefetch(&bvh->wide[c].child[0]); /* the node's second cache line */
     } else if (bvh->kind == VL_BVH_TRIANGLES) {
-        const char* end = (const char*)&bvh->tris[last + 1];
-        const char* p = (const char*)((uintptr_t)&bvh->tris[c] & ~(uintptr_t)63);
-        for (; p < end; p += 64) __builtin_prefetch(p);
+        __builtin_prefetch(&bvh->tris[c]);
+        __builtin_prefetch(&bvh->tris[last]);
     } else {
         __builtin_prefetch(&bvh->boxes[c]);
         __builtin_prefetch(&bvh->boxes[last]);
