@@ -21,17 +21,13 @@ typedef struct vl_bvh_tuning {
 
 extern vl_bvh_tuning vl_bvh_tune;
 
-/* Traces one record from node4 `start` down (its children's boxes, not its own); shrinks the
- * record's tmax as hits land (any_hit: retires it, tmax = -1) and writes *hit on each hit.
- * `parallel`: some inverse direction of the record may be infinite. */
-void vl_bvh_trace1(const vl_bvh* bvh, float* rec, int parallel, uint32_t start, int any_hit, vl_hit* hit);
-
 /* Rays in flight in the interleaved walk. */
 #define VL_WALKS 16u
 
-/* Traces the records rec + VL_RAYREC_FLOATS * ids[j], j < n, each from node4 starts[j] (the root
- * when starts is NULL), with VL_WALKS single-ray walks in flight taking one step each in turn, so
- * that one walk's node fetches overlap the others' work. Walks of the same record share its tmax.
+/* Traces the records rec + VL_RAYREC_FLOATS * ids[j], j < n, each down from node4 starts[j] (its
+ * children's boxes, not its own; the root when starts is NULL), with VL_WALKS single-ray walks in
+ * flight taking one step each in turn, so that one walk's node fetches overlap the others' work.
+ * Walks of the same record share its tmax.
  * scratch: vl_bvh_interleaved_scratch() bytes, 64-byte aligned. */
 void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids, const uint32_t* starts, uint32_t n,
                               int parallel, int any_hit, vl_hit* hits, void* scratch);

@@ -1,7 +1,8 @@
 /* Single-ray traversal over the 4-wide nodes: one ray against 4 child boxes per instruction,
  * the children hit pushed farthest first with their entry t, so that a child is skipped when a
- * closer hit has landed since; a leaf's triangles VL_LW per instruction. The fallback for tiny
- * batches, the remnant of a batch, and the baseline of the bench. */
+ * closer hit has landed since; a leaf's triangles VL_LW per instruction. One ray at a time
+ * (vl_bvh_raycast1, the baseline of the bench), or 16 walks interleaved for small batches and a
+ * batch's remnants. */
 #include "bvh/traverse.h"
 
 #include <stddef.h>
@@ -200,18 +201,6 @@ static inline int walk_step(const vl_bvh* bvh, vl_ray1* r, const float* rec, vl_
     return 0;
 }
 
-void vl_bvh_trace1(const vl_bvh* bvh, float* rec, int parallel, uint32_t start, int any_hit, vl_hit* hit) {
-    vl_stack1 stack[VL_STACK1_SIZE];
-    uint32_t top = 0;
-    float tmax = rec[VL_RR_TMAX];
-    vl_ray1 r;
-    ray1_load(&r, rec, parallel);
-    vl_stack1 at = {start, 0, 0.0f};
-    while (walk_step(bvh, &r, rec, stack, &top, &at, any_hit, &tmax, hit)) {
-    }
-    rec[VL_RR_TMAX] = rec[VL_RR_TMAX2] = tmax;
-}
-
 /* A ray in flight in the interleaved walk. */
 typedef struct vl_walk {
     vl_ray1 ray;
@@ -272,7 +261,12 @@ vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, 
     *hit = vl_bvh_miss();
     if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
-    uint32_t parallel = vl_bvh_rayrec_set(rec, ray);
-    vl_bvh_trace1(bvh, rec, parallel != 0, 0, (flags & VL_RAY_ANY) != 0, hit);
+    vl_ray1 r;
+    ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0);
+    vl_stack1 stack[VL_STACK1_SIZE], at = {0, 0, 0.0f}; /* from the root's children */
+    uint32_t top = 0;
+    float tmax = rec[VL_RR_TMAX];
+    while (walk_step(bvh, &r, rec, stack, &top, &at, (flags & VL_RAY_ANY) != 0, &tmax, hit)) {
+    }
     return VL_OK;
 }
