@@ -5,6 +5,7 @@
  *    huge directions, zero-width and infinite boxes, faces through the ray's origin);
  *  - a geometric oracle in double precision on moderate random scenes: where the double answer
  *    is clear by a margin, the kernel must give it, and its entry t must be within 1e-5 relative. */
+#include "simd/bvh_kernels.h"
 #include "simd/kernels.h"
 #include "test_util.h"
 
@@ -289,6 +290,41 @@ static void test_box_vs_boxes(test_rng* rng, uint32_t rounds) {
     }
 }
 
+/* The single-ray walk's push order: the children hit first, by entry t farthest first (equal t
+ * within the key's 3 ulp: the higher lane first), then the missed ones; each lane once; each
+ * key's t (low bits cleared) at most its child's t. */
+static void test_far_first(test_rng* rng, uint32_t rounds) {
+    static const float pool[] = {0.0f, -0.0f, 1.0f, 1.0f, 2.5f, 1e-30f, 3e38f, 0x1p-149f};
+    for (uint32_t round = 0; round < rounds; round++) {
+        float tn[4];
+        uint32_t hit[4], bits = 0;
+        for (int i = 0; i < 4; i++) {
+            tn[i] = test_u32(rng, 3) ? test_float(rng, 0.0f, 100.0f) : pool[test_u32(rng, 8)];
+            hit[i] = test_u32(rng, 2) ? 0xFFFFFFFFu : 0u;
+            bits |= (hit[i] & 1u) << i;
+        }
+        uint32_t key[4];
+        float hit_f[4];
+        memcpy(hit_f, hit, sizeof hit);
+        vl_i4_storeu(key, vl_b4_far_first(vl_f4_loadu(hit_f), vl_f4_loadu(tn)));
+        uint32_t seen = 0, k = (uint32_t)__builtin_popcount(bits);
+        int ok = 1;
+        for (uint32_t j = 0; j < 4; j++) {
+            uint32_t lane = key[j] & 3u;
+            ok &= !(seen >> lane & 1u) && ((bits >> lane & 1u) == (j < k));
+            seen |= 1u << lane;
+            if (j >= k) continue;
+            uint32_t tbits = key[j] & ~3u;
+            float t;
+            memcpy(&t, &tbits, sizeof t);
+            ok &= t <= tn[lane] && t >= 0.0f;
+            if (j > 0) ok &= (int32_t)key[j - 1] > (int32_t)key[j];
+        }
+        CHECK(ok, "far_first: t %g %g %g %g hit %x -> lanes %u %u %u %u", tn[0], tn[1], tn[2], tn[3], bits, key[0] & 3u,
+              key[1] & 3u, key[2] & 3u, key[3] & 3u);
+    }
+}
+
 int main(void) {
     test_rng rng = {7};
     uint32_t rounds = test_scaled(4000);
@@ -298,6 +334,7 @@ int main(void) {
     test_rays_vs_box(&rng, 0, rounds);
     test_rays_vs_box(&rng, 1, rounds);
     test_box_vs_boxes(&rng, rounds);
+    test_far_first(&rng, rounds);
     CHECK(g_geo_decided > g_geo_total * 9 / 10, "geometric oracle decided only %llu of %llu",
           (unsigned long long)g_geo_decided, (unsigned long long)g_geo_total);
     return test_finish("test_kernels");

@@ -146,6 +146,9 @@ static void test_single_width_ops(test_rng* rng) {
         }
         vl_i8_storeu(shifted, vl_i8_shr_var(vl_i8_loadu(a), vl_i8_loadu(count)));
         vl_i8_storeu(permuted, vl_i8_permute(vl_i8_loadu(a), vl_i8_loadu(idx)));
+        uint32_t permuted4[4];
+        vl_i4_storeu(permuted4, vl_i4_permute(vl_i4_loadu(a), vl_i4_loadu(idx)));
+        for (int i = 0; i < 4; i++) CHECK(permuted4[i] == a[idx[i] & 3], "permute4 lane %d from %u", i, idx[i] & 3);
         for (int i = 0; i < 8; i++) {
             CHECK(shifted[i] == (count[i] > 31 ? 0u : a[i] >> count[i]), "shr_var lane %d by %u", i, count[i]);
             CHECK(permuted[i] == a[idx[i] & 7], "permute lane %d from %u", i, idx[i] & 7);

@@ -11,7 +11,7 @@
  * scenes: larger chunks put more rays on each node (16K: -20%, 256K: about the same). Lists of 4
  * rays or fewer go on as interleaved single-ray walks (2 / 4 / 8: the bunny 3% faster at 2, the
  * world 5-15% faster at 4 or 8). */
-vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 256u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u};
+vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u};
 
 #define VL_W 4
 #include "bvh/traverse_batch_w.h"
@@ -60,8 +60,8 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     const int any_hit = (flags & VL_RAY_ANY) != 0;
     vl_status status = VL_OK;
 
-    /* measured: below a few thousand rays (closest hit) or a few hundred (any hit), lists are too
-     * sparse for the streams to beat single-ray walks, which then go interleaved */
+    /* measured: below a few thousand rays, lists are too sparse for the streams to beat the
+     * single-ray walks, which then go interleaved */
     const int small = count < (any_hit ? vl_bvh_tune.small_batch : vl_bvh_tune.small_closest);
     uint32_t chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
     if (chunk > count) chunk = count;

@@ -36,9 +36,17 @@ typedef struct vl_leafray {
 
 #define VL_STACK1_SIZE (3u * VL_BVH_MAX_DEPTH + 8u)
 
+/* What a walk visits next: count > 0, a leaf of `count` primitives from slot `child`; count == 0,
+ * the children of node4 `child`. */
+typedef struct vl_visit {
+    uint32_t child, count;
+} vl_visit;
+
+/* A walk's stack of visits with their entry t, in columns so that a node4's 4 children go on in
+ * three vector stores (entries past the top are scratch). */
 typedef struct vl_stack1 {
-    uint32_t child, count; /* count > 0: a leaf of `count` primitives from slot `child` */
-    float tnear;
+    uint32_t child[VL_STACK1_SIZE], count[VL_STACK1_SIZE];
+    float tnear[VL_STACK1_SIZE];
 } vl_stack1;
 
 /* The leaf's triangles, VL_LW per test. The answer is the scalar loop's (each triangle in slot
@@ -143,48 +151,28 @@ static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, uint
     }
 }
 
-static inline uint32_t push_child(const vl_bvh_node4* w, uint32_t i, float tnear, vl_stack1* stack, uint32_t top) {
-    stack[top].child = w->child[i], stack[top].count = w->count[i], stack[top].tnear = tnear;
-    return top + 1;
-}
-
 /* One ray against the 4 child boxes of a node4 (4 lanes); the children hit within [tmin, tmax]
- * go on the stack, farthest first (of equal ones, the first child), so that the nearest is popped
- * next, and are all fetched at once (measured +10-20%: the far ones' loads overlap the near one's
- * subtree). One or two children hit, the common cases, take no sorting loop. */
+ * go on the stack, farthest first (of equal ones, the first child on top), so that the nearest is
+ * popped next, and are all fetched at once (measured +10-20%: the far ones' loads overlap the near
+ * one's subtree). The order comes from a sorting network and all 4 children are stored, the
+ * missed ones past the new top: no branch on how many were hit, which no predictor learns. */
 static inline uint32_t push_children(const vl_bvh* bvh, const vl_bvh_node4* w, vl_ray1* r, float tmax,
                                      vl_stack1* stack, uint32_t top) {
-    vl_f4 tn;
-    uint32_t bits = vl_f4_bits(r->parallel ? slab_exact(w, r, tmax, &tn) : slab_signed(w, r, tmax, &tn));
-    if (!bits) return top;
-    _Alignas(16) float tns[4];
-    vl_f4_store(tns, tn);
-    uint32_t i0 = (uint32_t)__builtin_ctz(bits), rest = bits & (bits - 1);
-    prefetch_child(bvh, w, i0);
-    if (!rest) return push_child(w, i0, tns[i0], stack, top);
-    uint32_t i1 = (uint32_t)__builtin_ctz(rest);
-    prefetch_child(bvh, w, i1);
-    if (!(rest & (rest - 1))) {
-        uint32_t far = tns[i0] < tns[i1] ? i1 : i0, near = i0 ^ i1 ^ far;
-        top = push_child(w, far, tns[far], stack, top);
-        return push_child(w, near, tns[near], stack, top);
-    }
-    for (rest &= rest - 1; rest; rest &= rest - 1) prefetch_child(bvh, w, (uint32_t)__builtin_ctz(rest));
-    uint32_t slots[4], k = 0;
-    for (; bits; bits &= bits - 1) {
-        uint32_t i = (uint32_t)__builtin_ctz(bits), j = k++;
-        for (; j > 0 && tns[slots[j - 1]] < tns[i]; j--) slots[j] = slots[j - 1];
-        slots[j] = i;
-    }
-    for (uint32_t j = 0; j < k; j++) top = push_child(w, slots[j], tns[slots[j]], stack, top);
-    return top;
+    vl_f4 tn, hit = r->parallel ? slab_exact(w, r, tmax, &tn) : slab_signed(w, r, tmax, &tn);
+    uint32_t bits = vl_f4_bits(hit);
+    for (uint32_t b = bits; b; b &= b - 1) prefetch_child(bvh, w, (uint32_t)__builtin_ctz(b));
+    vl_i4 key = vl_b4_far_first(hit, tn), lane = vl_i4_and(key, vl_i4_set1(3));
+    vl_i4_storeu(&stack->child[top], vl_i4_permute(vl_i4_load(w->child), lane));
+    vl_i4_storeu(&stack->count[top], vl_i4_permute(vl_i4_load(w->count), lane));
+    vl_i4_storeu(&stack->tnear[top], vl_i4_and(key, vl_i4_set1(~3)));
+    return top + (uint32_t)__builtin_popcount(bits);
 }
 
 /* One step of a ray's walk: visits `at` (a node4's children or a leaf), then pops the next entry
  * still nearer than tmax into *at. Returns 0 when the walk is over (stack empty, or an any-hit
  * query done: tmax = -1). */
 static inline int walk_step(const vl_bvh* bvh, vl_ray1* r, const float* rec, vl_stack1* stack, uint32_t* top,
-                            vl_stack1* at, int any_hit, float* tmax, vl_hit* hit) {
+                            vl_visit* at, int any_hit, float* tmax, vl_hit* hit) {
     if (!at->count) {
         *top = push_children(bvh, &bvh->wide[at->child], r, *tmax, stack, *top);
     } else if (leaf_test(bvh, at->child, at->count, rec, &r->leaf, r->parallel, any_hit, tmax, hit)) {
@@ -192,9 +180,9 @@ static inline int walk_step(const vl_bvh* bvh, vl_ray1* r, const float* rec, vl_
         return 0;
     }
     while (*top) {
-        const vl_stack1* e = &stack[--*top];
-        if (e->tnear <= *tmax) {
-            *at = *e;
+        uint32_t e = --*top;
+        if (stack->tnear[e] <= *tmax) {
+            at->child = stack->child[e], at->count = stack->count[e];
             return 1;
         }
     }
@@ -206,9 +194,9 @@ typedef struct vl_walk {
     vl_ray1 ray;
     float* rec;
     vl_hit* hit;
-    vl_stack1 at;
+    vl_visit at;
     uint32_t top;
-    vl_stack1 stack[VL_STACK1_SIZE];
+    vl_stack1 stack;
 } vl_walk;
 
 /* Starts the next job of the queue on w; 0 when the queue is empty. */
@@ -219,7 +207,7 @@ static int walk_start(vl_walk* w, float* rec, const uint32_t* ids, const uint32_
     w->rec = rec + VL_RAYREC_FLOATS * (size_t)id;
     w->hit = &hits[id];
     ray1_load(&w->ray, w->rec, parallel);
-    w->at.child = starts ? starts[j] : 0, w->at.count = 0, w->at.tnear = 0.0f;
+    w->at.child = starts ? starts[j] : 0, w->at.count = 0;
     w->top = 0;
     return 1;
 }
@@ -234,7 +222,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids
         for (uint32_t k = 0; k < live;) {
             vl_walk* s = &w[slot[k]];
             /* tmax lives in the record: walks of the same ray (a batch's remnants) share it */
-            if (walk_step(bvh, &s->ray, s->rec, s->stack, &s->top, &s->at, any_hit, &s->rec[VL_RR_TMAX], s->hit)) {
+            if (walk_step(bvh, &s->ray, s->rec, &s->stack, &s->top, &s->at, any_hit, &s->rec[VL_RR_TMAX], s->hit)) {
                 k++;
                 continue;
             }
@@ -263,10 +251,11 @@ vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, 
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
     vl_ray1 r;
     ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0);
-    vl_stack1 stack[VL_STACK1_SIZE], at = {0, 0, 0.0f}; /* from the root's children */
+    vl_stack1 stack;
+    vl_visit at = {0, 0}; /* from the root's children */
     uint32_t top = 0;
     float tmax = rec[VL_RR_TMAX];
-    while (walk_step(bvh, &r, rec, stack, &top, &at, (flags & VL_RAY_ANY) != 0, &tmax, hit)) {
+    while (walk_step(bvh, &r, rec, &stack, &top, &at, (flags & VL_RAY_ANY) != 0, &tmax, hit)) {
     }
     return VL_OK;
 }

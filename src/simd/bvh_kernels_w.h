@@ -5,6 +5,7 @@
 #define VF VL_BP3(vl_f, VL_W, )
 #define VL_V(op) VL_BP3(vl_f, VL_W, _##op)
 #define VL_B(name) VL_BP3(vl_b, VL_W, _##name)
+#define VL_I(op) VL_BP3(vl_i, VL_W, _##op)
 #define TRIV VL_BP3(vl_triv, VL_W, )
 
 /* One triangle broadcast to every lane: v0, e1 = v1 - v0, e2n = v0 - v2, ng = e1 x (v2 - v0). */
@@ -64,8 +65,9 @@ VL_INLINE VF VL_B(ray_triangle)(const VF o[3], const VF d[3], VF tmin, VF tmax, 
  * triangle, so nothing past its record is read, and are dropped. */
 VL_INLINE uint32_t VL_B(ray_tris)(const float* tris, uint32_t stride, uint32_t n, const VF o[3], const VF d[3], VF tmin,
                                   VF tmax, VF* t_out, VF* u_out, VF* v_out) {
+    static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     uint32_t idx[VL_W];
-    for (uint32_t j = 0; j < VL_W; j++) idx[j] = j < n ? j : n - 1;
+    VL_I(storeu)(idx, VL_I(min)(VL_I(loadu)(ramp), VL_I(set1)((int32_t)n - 1))); /* no branch per lane */
     VF q0[4], q1[4], q2[4];
     VL_B(gather)(tris, stride, idx, 0, q0);
     VL_B(gather)(tris, stride, idx, 1, q1);
@@ -80,4 +82,5 @@ VL_INLINE uint32_t VL_B(ray_tris)(const float* tris, uint32_t stride, uint32_t n
 #undef VF
 #undef VL_V
 #undef VL_B
+#undef VL_I
 #undef TRIV

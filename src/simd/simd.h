@@ -124,6 +124,17 @@ VL_INLINE vl_i4 vl_i4_min_u(vl_i4 a, vl_i4 b) { return simde_mm_min_epu32(a, b);
 VL_INLINE vl_i4 vl_i4_max_u(vl_i4 a, vl_i4 b) { return simde_mm_max_epu32(a, b); }
 /* all ones in lanes holding a negative value */
 VL_INLINE vl_i4 vl_i4_sign_mask(vl_i4 a) { return simde_mm_srai_epi32(a, 31); }
+/* lane j = a's lane idx[j] & 3 */
+VL_INLINE vl_i4 vl_i4_permute(vl_i4 a, vl_i4 idx) {
+#if defined(SIMDE_X86_AVX_NATIVE)
+    return simde_mm_castps_si128(simde_mm_permutevar_ps(simde_mm_castsi128_ps(a), idx));
+#else
+    /* a byte shuffle (pshufb, tbl): byte k of lane j comes from byte 4 * idx[j] + k */
+    vl_i4 base = simde_mm_slli_epi32(simde_mm_and_si128(idx, simde_mm_set1_epi32(3)), 2);
+    base = simde_mm_shuffle_epi8(base, simde_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+    return simde_mm_shuffle_epi8(a, simde_mm_add_epi8(base, simde_mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3)));
+#endif
+}
 VL_INLINE vl_i4 vl_f4_as_i(vl_f4 a) { return simde_mm_castps_si128(a); }
 /* truncation toward zero (in range of int32) */
 VL_INLINE vl_i4 vl_f4_to_i(vl_f4 a) { return simde_mm_cvttps_epi32(a); }
