@@ -339,6 +339,10 @@ int register_all() {
                 benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley_batch, which, r, flags)
                     ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Arg(1 << 20)
                     ->Unit(benchmark::kMillisecond)->UseRealTime();
+                // the same batches with the hint VL_RAY_GROUP_BY_ORIGIN (it changes batches of several chunks only)
+                benchmark::RegisterBenchmark((p + "volley_grouped").c_str(), BM_volley_batch, which, r,
+                                             flags | VL_RAY_GROUP_BY_ORIGIN)
+                    ->ArgName("batch")->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
                 benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley_single, which, r, flags)
                     ->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_EMBREE

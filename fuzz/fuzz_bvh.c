@@ -130,7 +130,7 @@ static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, ui
             if (h->prim == VL_NO_HIT) continue;
             FUZZ_CHECK(brute_hits_at(s, &rays[i], h->prim, h->t), "%s ray %u: prim %u is not hit at t %g", path, i,
                        h->prim, h->t);
-            if (flags == VL_RAY_CLOSEST)
+            if (!(flags & VL_RAY_ANY))
                 FUZZ_CHECK(h->t == want.t, "%s ray %u: t %.9g, brute force %.9g", path, i, h->t, want.t);
         }
     }
@@ -150,15 +150,18 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             uint32_t n = 1 + b % MAX_RAYS;
             /* the batch's path, from the size byte's top bits: the default for these sizes
              * (interleaved walks), or ray streams handing lists of at most 0 or 4 rays to the
-             * walks, or streams whose arena overflows at once */
+             * walks, in chunks of a third of the batch grouped by origin for the latter, or
+             * streams whose arena overflows at once */
+            uint32_t group = 0;
             if (b >> 6) {
                 vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
                 vl_bvh_tune.remnant = (b >> 6) == 1 ? 0 : 4;
+                if ((b >> 6) == 2) vl_bvh_tune.chunk = 1 + n / 3, group = VL_RAY_GROUP_BY_ORIGIN;
                 if ((b >> 6) == 3) vl_bvh_tune.arena = 1;
             }
             for (uint32_t i = 0; i < n; i++) rays[i] = fuzz_ray(&in);
-            check_rays(bvh, &s, rays, n, VL_RAY_CLOSEST);
-            check_rays(bvh, &s, rays, n, VL_RAY_ANY);
+            check_rays(bvh, &s, rays, n, VL_RAY_CLOSEST | group);
+            check_rays(bvh, &s, rays, n, VL_RAY_ANY | group);
             vl_bvh_tune = defaults;
         }
         FUZZ_CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL rays");

@@ -73,8 +73,12 @@ static int any_ok(const scene_prims* s, const vl_ray* ray, vl_hit any, vl_hit cl
 static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* rays, uint32_t n, const char* what) {
     vl_hit* closest = malloc(sizeof(vl_hit) * n);
     vl_hit* any = malloc(sizeof(vl_hit) * n);
+    vl_hit* grouped = malloc(sizeof(vl_hit) * 2 * n); /* closest, then any, with VL_RAY_GROUP_BY_ORIGIN */
     CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_CLOSEST, closest) == VL_OK, "%s: batched closest", what);
     CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_ANY, any) == VL_OK, "%s: batched any", what);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_GROUP_BY_ORIGIN, grouped) == VL_OK, "%s: grouped closest", what);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN, grouped + n) == VL_OK, "%s: grouped any",
+          what);
     uint32_t hits = 0;
     for (uint32_t i = 0; i < n; i++) {
         vl_hit ref = brute(s, &rays[i], VL_NO_HIT), one, one_any;
@@ -85,6 +89,10 @@ static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* ra
         CHECK(same_hit(one, ref), "%s ray %u: single prim %u t %.9g, brute prim %u t %.9g", what, i, one.prim, one.t,
               ref.prim, ref.t);
         CHECK(same_hit(one, closest[i]), "%s ray %u: single and batched differ", what, i);
+        CHECK(same_hit(grouped[i], closest[i]), "%s ray %u: grouped prim %u t %.9g, batched prim %u t %.9g", what, i,
+              grouped[i].prim, grouped[i].t, closest[i].prim, closest[i].t);
+        CHECK(any_ok(s, &rays[i], grouped[n + i], ref), "%s ray %u: grouped any prim %u, closest prim %u", what, i,
+              grouped[n + i].prim, ref.prim);
         CHECK(any_ok(s, &rays[i], any[i], ref), "%s ray %u: batched any prim %u t %.9g, closest prim %u", what, i,
               any[i].prim, any[i].t, ref.prim);
         CHECK(any_ok(s, &rays[i], one_any, ref), "%s ray %u: single any prim %u, closest prim %u", what, i,
@@ -105,6 +113,7 @@ static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* ra
     if (n >= 1000) CHECK(hits > 0, "%s: no ray hit anything (a useless test)", what);
     free(closest);
     free(any);
+    free(grouped);
 }
 
 /* Ray sets over a triangle mesh. */
@@ -319,13 +328,14 @@ static void test_million(void) {
     for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
         if (pass) scene_rays_los(&m, n, 22, rays);
         else scene_rays_random(&m, n, 23, rays);
-        for (uint32_t f = 0; f < 2; f++) {
-            CHECK(vl_bvh_raycast(bvh, rays, n, f, hits) == VL_OK, "1M batch");
+        for (uint32_t f = 0; f < 4; f++) { /* closest, any, and both grouped by origin */
+            uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+            CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits) == VL_OK, "1M batch");
             uint32_t bad = 0;
             for (uint32_t i = 0; i < n; i++) {
                 vl_hit one;
-                vl_bvh_raycast1(bvh, &rays[i], f, &one);
-                if (f ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+                vl_bvh_raycast1(bvh, &rays[i], f & 1, &one);
+                if ((f & 1) ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
             }
             CHECK(bad == 0, "%u rays of %u differ (pass %u flags %u)", bad, n, pass, f);
         }

@@ -64,7 +64,9 @@ static void test_query_errors(void) {
     CHECK(vl_bvh_raycast(NULL, &good, 1, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
     CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
     CHECK(vl_bvh_raycast(bvh, &good, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
-    CHECK(vl_bvh_raycast(bvh, &good, 1, 2, hits) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, 4, hits) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN, hits) == VL_OK, "grouped any");
+    CHECK(vl_bvh_raycast1(bvh, &good, VL_RAY_GROUP_BY_ORIGIN, &h) == VL_OK && h.prim == 1, "raycast1 takes the hint");
     CHECK(vl_bvh_raycast(bvh, NULL, 0, 0, NULL) == VL_OK, "count 0");
     CHECK(vl_bvh_raycast1(NULL, &good, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL bvh");
     CHECK(vl_bvh_raycast1(bvh, NULL, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL ray");
@@ -97,14 +99,18 @@ static void test_query_errors(void) {
     }
     static const uint32_t sizes[] = {1, 2, 3, 7, 12, 64};
     vl_bvh_tuning saved = vl_bvh_tune;
-    for (size_t k = 0; k < 2 * sizeof sizes / sizeof sizes[0]; k++) {
-        /* second round: every batch through the batched traversal */
-        if (k == sizeof sizes / sizeof sizes[0]) vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-        uint32_t n = sizes[k % (sizeof sizes / sizeof sizes[0])];
+    const size_t rounds = sizeof sizes / sizeof sizes[0];
+    for (size_t k = 0; k < 3 * rounds; k++) {
+        /* second round: every batch through the batched traversal; third: in chunks of 5 rays
+         * grouped by origin */
+        if (k == rounds) vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
+        if (k == 2 * rounds) vl_bvh_tune.chunk = 5;
+        uint32_t n = sizes[k % rounds];
         for (uint32_t f = 0; f < 2; f++) {
+            uint32_t flags = f | (k >= 2 * rounds ? VL_RAY_GROUP_BY_ORIGIN : 0u);
             int any_invalid = 0;
             for (uint32_t i = 0; i < n; i++) any_invalid |= !valid[i];
-            vl_status st = vl_bvh_raycast(bvh, rays, n, f, hits);
+            vl_status st = vl_bvh_raycast(bvh, rays, n, flags, hits);
             CHECK(st == (any_invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch %u status %s", n, vl_status_string(st));
             for (uint32_t i = 0; i < n; i++) {
                 int expect_hit = valid[i] && i % 12 != 10;

@@ -86,9 +86,16 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY, u = v = 0.
  * Scratch memory for the call comes from the allocator hooks, once per call: about 90 KB plus 82
  * bytes per ray for batches of up to 128K rays, about 10.8 MB for any larger batch (traced 128K
- * rays at a time). Closest-hit batches under 4096 rays and any-hit batches under 256 are traced as
- * 16 interleaved single-ray walks (measured faster at those sizes); batches under 8 rays, and any
- * batch whose scratch cannot be allocated, one ray at a time without scratch (the same answers).
+ * rays at a time). Batches under 4096 rays are traced as 16 interleaved single-ray walks (measured
+ * faster at those sizes); batches under 8 rays, and any batch whose scratch cannot be allocated,
+ * one ray at a time without scratch (the same answers).
+ * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
+ * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
+ * the tree's box (then a direction octant), at the price of a counting sort, 2 MB plus 6 bytes per
+ * ray more scratch, and hits written out of order. Measured on a 1.1M-triangle world, 1M rays:
+ * rays from surfaces 1.6x faster, line of sight closest hit 1.2x (any hit 1.0x); rays from
+ * anywhere across the scene 0.84-0.93x, and 0.68-0.85x on a scene that fits in the cache (there
+ * is no memory traffic to save).
  * Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every valid ray is still
  * answered and each invalid one is a miss; VL_ERR_INVALID_ARGUMENT for a NULL bvh, rays or hits
@@ -97,8 +104,9 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
 VL_API vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits);
 
 /* Traces one ray without a batch (no allocation). Same answers as vl_bvh_raycast: the same
- * primitive, or one at the same t where several are hit at one distance. VL_ERR_INVALID_QUERY
- * (and a miss) for an invalid ray; other statuses as vl_bvh_raycast. */
+ * primitive, or one at the same t where several are hit at one distance. VL_RAY_GROUP_BY_ORIGIN
+ * is accepted and changes nothing. VL_ERR_INVALID_QUERY (and a miss) for an invalid ray; other
+ * statuses as vl_bvh_raycast. */
 VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, vl_hit* hit);
 
 #ifdef __cplusplus

@@ -52,6 +52,11 @@ typedef struct vl_box_sweep {
 /* Query flags. */
 #define VL_RAY_CLOSEST 0u /* the nearest hit (default) */
 #define VL_RAY_ANY 1u     /* occlusion: any hit ends the ray; hit.t is the first one found */
+/* A hint for batches of more than 128K rays that do their work near their origins (rays that start
+ * on surfaces: bounces, footing, line of sight along the ground): the batch is traced in chunks of
+ * rays whose origins lie near each other instead of in the caller's order. Same answers; see
+ * vl_bvh_raycast for what it costs and when it pays. */
+#define VL_RAY_GROUP_BY_ORIGIN 2u
 
 /* Broadphase object flags. */
 #define VL_STATIC 1u /* never moves; static objects never pair with each other */

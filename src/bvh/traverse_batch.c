@@ -44,6 +44,50 @@ static uint32_t group_by_octant(const float* rec, uint32_t* ids, uint32_t* tmp, 
     return 8;
 }
 
+/* Cells per axis of the batch order below. */
+#define VL_ORDER_CELLS 8u
+
+/* The batch's ray indices in perm[0, count), so that each chunk holds rays that start near each
+ * other: a counting sort (stable) by the cell of the origin in the tree's box, 8 cells per axis,
+ * then by direction octant. keys: count entries of scratch. */
+static void order_by_origin(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t chunk, uint32_t* perm,
+                            uint16_t* keys, uint32_t* cursor) {
+    const vl_bvh_node* root = &bvh->nodes[0];
+    float lo[3], scale[3];
+    for (int a = 0; a < 3; a++) {
+        float extent = root->max[a] - root->min[a];
+        lo[a] = root->min[a];
+        /* an unbounded or flat axis orders nothing */
+        scale[a] = extent > 0.0f && extent <= FLT_MAX ? (float)VL_ORDER_CELLS / extent : 0.0f;
+    }
+    enum { KEYS = VL_ORDER_CELLS * VL_ORDER_CELLS * VL_ORDER_CELLS * 8 };
+    uint32_t start[KEYS];
+    memset(start, 0, sizeof start);
+    for (uint32_t i = 0; i < count; i++) {
+        const vl_ray* r = &rays[i];
+        uint32_t key = 0;
+        for (int a = 0; a < 3; a++) {
+            float f = (r->origin[a] - lo[a]) * scale[a];
+            uint32_t c = f > 0.0f ? (f < (float)(VL_ORDER_CELLS - 1) ? (uint32_t)f : VL_ORDER_CELLS - 1) : 0; /* NaN: 0 */
+            key = key * VL_ORDER_CELLS + c;
+        }
+        uint32_t octant = (r->dir[0] < 0.0f) | (r->dir[1] < 0.0f) << 1 | (r->dir[2] < 0.0f) << 2;
+        key = key * 8 + octant;
+        keys[i] = (uint16_t)key;
+        start[key]++;
+    }
+    for (uint32_t k = 0, sum = 0; k < KEYS; k++) {
+        uint32_t c = start[k];
+        start[k] = sum;
+        sum += c;
+    }
+    /* ray i's place in that order is start[keys[i]]++; it goes to the chunk of its place, where the
+     * rays keep the caller's order (measured: rays in cell order within a chunk were 10-40% slower) */
+    uint32_t chunks = (count + chunk - 1) / chunk;
+    for (uint32_t c = 0; c < chunks; c++) cursor[c] = c * chunk;
+    for (uint32_t i = 0; i < count; i++) perm[cursor[start[keys[i]]++ / chunk]++] = i;
+}
+
 /* The batch one ray at a time, without scratch. */
 static vl_status raycast_one_by_one(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
                                     vl_hit* hits) {
@@ -53,9 +97,46 @@ static vl_status raycast_one_by_one(const vl_bvh* bvh, const vl_ray* rays, uint3
     return status;
 }
 
+/* Traces a chunk's live records idx[0, live) as ray streams (or move-to-front over the binary
+ * nodes); remnants go through q. */
+static void trace_chunk(const vl_bvh* bvh, float* rec, uint32_t* idx, uint32_t* tmp, uint32_t* masks,
+                        uint32_t arena_size, uint32_t live, vl_bvh_queue* q) {
+    const int parallel = q->parallel, any_hit = q->any_hit;
+    vl_hit* hits = q->hits;
+    if (vl_bvh_tune.wide) {
+        /* closest hit: rays grouped by direction octant, so that a list's nearest child is
+         * nearest for all its rays; groups traced last first (a group's lists overwrite only
+         * the groups after it) */
+        uint32_t groups[9] = {0, live, 0, 0, 0, 0, 0, 0, 0};
+        uint32_t ngroups = 1;
+        if (!any_hit && vl_bvh_tune.octants && 3u * live <= arena_size)
+            ngroups = group_by_octant(rec, idx, idx + live, live, groups);
+        for (uint32_t g = ngroups; g-- > 0;) {
+            uint32_t* list = idx + groups[g];
+            uint32_t n = groups[g + 1] - groups[g];
+            if (!n) continue;
+#if VL_SIMD_PREFERRED_WIDTH == 8
+            if (vl_bvh_tune.width == 8) {
+                vl_t8_trace_wide(bvh, rec, list, arena_size - groups[g], masks, n, parallel, any_hit, hits, q);
+                continue;
+            }
+#endif
+            vl_t4_trace_wide(bvh, rec, list, arena_size - groups[g], masks, n, parallel, any_hit, hits, q);
+        }
+    } else {
+#if VL_SIMD_PREFERRED_WIDTH == 8
+        if (vl_bvh_tune.width == 8)
+            vl_t8_trace(bvh, rec, idx, tmp, live, parallel, any_hit, hits, q);
+        else
+#endif
+            vl_t4_trace(bvh, rec, idx, tmp, live, parallel, any_hit, hits, q);
+    }
+    vl_bvh_queue_flush(q);
+}
+
 vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits) {
     if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~VL_RAY_ANY) return VL_ERR_INVALID_FLAGS;
+    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
     if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits); /* too few to interleave */
     const int any_hit = (flags & VL_RAY_ANY) != 0;
     vl_status status = VL_OK;
@@ -73,24 +154,36 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     size_t arena_bytes = sizeof(uint32_t) * ((size_t)arena_size + VL_MAX_W);
     size_t mask_bytes = sizeof(uint32_t) * ((size_t)chunk / 2 + 2);
     size_t walk_bytes = vl_bvh_interleaved_scratch() + sizeof(uint32_t) * 2 * VL_QUEUE;
-    size_t bytes = walk_bytes + rec_bytes + (wide && !small ? arena_bytes + mask_bytes : 2 * idx_bytes);
+    /* VL_RAY_GROUP_BY_ORIGIN: a batch of several chunks is traced in the order of order_by_origin,
+     * each chunk's hits gathered first, then scattered */
+    const uint32_t chunks = (uint32_t)(((uint64_t)count + chunk - 1) / chunk);
+    const int ordered = (flags & VL_RAY_GROUP_BY_ORIGIN) && chunks > 1 && chunks <= 65536u;
+    size_t order_bytes = ordered ? sizeof(vl_hit) * (size_t)chunk + sizeof(uint32_t) * ((size_t)count + chunks) +
+                                       sizeof(uint16_t) * ((size_t)count + 1)
+                                 : 0;
+    size_t bytes = walk_bytes + order_bytes + rec_bytes + (wide && !small ? arena_bytes + mask_bytes : 2 * idx_bytes);
     void* block = vl_mem_alloc(bytes);
     if (!block) return raycast_one_by_one(bvh, rays, count, flags, hits); /* slower, same answers */
     void* walks = block;
     uint32_t* queue = (uint32_t*)((char*)block + vl_bvh_interleaved_scratch());
-    float* rec = (float*)((char*)block + walk_bytes);
+    vl_hit* chunk_hits = (vl_hit*)((char*)block + walk_bytes);
+    uint32_t* perm = ordered ? (uint32_t*)(chunk_hits + chunk) : NULL;
+    float* rec = (float*)((char*)block + walk_bytes + order_bytes);
     uint32_t* idx = (uint32_t*)((char*)rec + rec_bytes);
     uint32_t* tmp = idx + chunk + VL_MAX_W;
     uint32_t* masks = idx + arena_size + VL_MAX_W;
     if (wide && !small) memset(idx, 0, arena_bytes); /* every entry a valid record index */
+    if (ordered) order_by_origin(bvh, rays, count, chunk, perm, (uint16_t*)(perm + count + chunks), perm + count);
 
     for (uint32_t base = 0; base < count; base += chunk) {
         uint32_t len = count - base < chunk ? count - base : chunk;
         uint32_t live = 0, parallel = 0;
+        const uint32_t* order = ordered ? perm + base : NULL;
+        vl_hit* out = ordered ? chunk_hits : hits + base;
         for (uint32_t i = 0; i < len; i++) {
-            const vl_ray* ray = &rays[base + i];
+            const vl_ray* ray = &rays[order ? order[i] : base + i];
             float* r = rec + VL_RAYREC_FLOATS * (size_t)i;
-            hits[base + i] = vl_bvh_miss();
+            out[i] = vl_bvh_miss();
             if (vl_bvh_ray_valid(ray)) {
                 parallel |= vl_bvh_rayrec_set(r, ray);
                 idx[live++] = i;
@@ -100,41 +193,13 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
             }
         }
         for (uint32_t j = 0; j < VL_MAX_W; j++) idx[live + j] = 0;
-        if (!live) continue;
-        if (small) {
-            vl_bvh_trace_interleaved(bvh, rec, idx, NULL, live, parallel != 0, any_hit, hits + base, walks);
-            continue;
+        if (live && small) vl_bvh_trace_interleaved(bvh, rec, idx, NULL, live, parallel != 0, any_hit, out, walks);
+        if (live && !small) {
+            vl_bvh_queue q = {bvh, rec, out, parallel != 0, any_hit, 0, queue, queue + VL_QUEUE, walks};
+            trace_chunk(bvh, rec, idx, tmp, masks, arena_size, live, &q);
         }
-        vl_bvh_queue q = {bvh, rec, hits + base, parallel != 0, any_hit, 0, queue, queue + VL_QUEUE, walks};
-        if (wide) {
-            /* closest hit: rays grouped by direction octant, so that a list's nearest child is
-             * nearest for all its rays; groups traced last first (a group's lists overwrite only
-             * the groups after it) */
-            uint32_t groups[9] = {0, live, 0, 0, 0, 0, 0, 0, 0};
-            uint32_t ngroups = 1;
-            if (!any_hit && vl_bvh_tune.octants && (uint64_t)3 * chunk <= arena_size)
-                ngroups = group_by_octant(rec, idx, idx + chunk, live, groups);
-            for (uint32_t g = ngroups; g-- > 0;) {
-                uint32_t* list = idx + groups[g];
-                uint32_t n = groups[g + 1] - groups[g];
-                if (!n) continue;
-#if VL_SIMD_PREFERRED_WIDTH == 8
-                if (vl_bvh_tune.width == 8) {
-                    vl_t8_trace_wide(bvh, rec, list, arena_size - groups[g], masks, n, parallel != 0, any_hit, hits + base, &q);
-                    continue;
-                }
-#endif
-                vl_t4_trace_wide(bvh, rec, list, arena_size - groups[g], masks, n, parallel != 0, any_hit, hits + base, &q);
-            }
-        } else {
-#if VL_SIMD_PREFERRED_WIDTH == 8
-            if (vl_bvh_tune.width == 8)
-                vl_t8_trace(bvh, rec, idx, tmp, live, parallel != 0, any_hit, hits + base, &q);
-            else
-#endif
-                vl_t4_trace(bvh, rec, idx, tmp, live, parallel != 0, any_hit, hits + base, &q);
-        }
-        vl_bvh_queue_flush(&q);
+        if (order)
+            for (uint32_t i = 0; i < len; i++) hits[order[i]] = out[i];
     }
     vl_mem_free(block, bytes);
     return status;
