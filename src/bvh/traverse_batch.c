@@ -109,7 +109,7 @@ static void trace_chunk(const vl_bvh* bvh, float* rec, uint32_t* idx, uint32_t* 
          * the groups after it) */
         uint32_t groups[9] = {0, live, 0, 0, 0, 0, 0, 0, 0};
         uint32_t ngroups = 1;
-        if (!any_hit && vl_bvh_tune.octants && 3u * live <= arena_size)
+        if (!any_hit && vl_bvh_tune.octants && (uint64_t)3 * live <= arena_size)
             ngroups = group_by_octant(rec, idx, idx + live, live, groups);
         for (uint32_t g = ngroups; g-- > 0;) {
             uint32_t* list = idx + groups[g];
@@ -161,6 +161,7 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     size_t order_bytes = ordered ? sizeof(vl_hit) * (size_t)chunk + sizeof(uint32_t) * ((size_t)count + chunks) +
                                        sizeof(uint16_t) * ((size_t)count + 1)
                                  : 0;
+    order_bytes = (order_bytes + 63) & ~(size_t)63; /* the records after it stay 64-byte aligned */
     size_t bytes = walk_bytes + order_bytes + rec_bytes + (wide && !small ? arena_bytes + mask_bytes : 2 * idx_bytes);
     void* block = vl_mem_alloc(bytes);
     if (!block) return raycast_one_by_one(bvh, rays, count, flags, hits); /* slower, same answers */
