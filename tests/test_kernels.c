@@ -5,6 +5,7 @@
  *    huge directions, zero-width and infinite boxes, faces through the ray's origin);
  *  - a geometric oracle in double precision on moderate random scenes: where the double answer
  *    is clear by a margin, the kernel must give it, and its entry t must be within 1e-5 relative. */
+#include "bvh/primitives.h"
 #include "simd/bvh_kernels.h"
 #include "simd/kernels.h"
 #include "test_util.h"
@@ -325,6 +326,47 @@ static void test_far_first(test_rng* rng, uint32_t rounds) {
     }
 }
 
+/* A random ray, often invalid: one of its floats NaN, infinite, denormal or out of order. */
+static vl_ray random_raw_ray(test_rng* rng) {
+    vl_ray r = random_ray(rng, 1);
+    float* f = (float*)&r; /* origin, tmin, dir, tmax */
+    static const float bad[] = {NAN, -NAN, INFINITY, -INFINITY, -1.0f, -0.0f, 0x1p-140f, -0x1p-127f, FLT_MAX, 0.0f};
+    for (uint32_t k = test_u32(rng, 3); k-- > 0;) f[test_u32(rng, 8)] = bad[test_u32(rng, 10)];
+    if (test_u32(rng, 8) == 0) r.tmin = r.tmax + 1.0f;
+    return r;
+}
+
+/* Ray records made VL_W at a time (the batch's) against vl_bvh_rayrec_set one at a time (the
+ * single-ray path's): bit for bit, the valid lanes, the flushed ones; the retired record for an
+ * invalid ray. */
+static void test_rayrecs(test_rng* rng, uint32_t rounds) {
+    for (uint32_t round = 0; round < rounds; round++) {
+        vl_ray rays[8];
+        for (int j = 0; j < 8; j++) rays[j] = random_raw_ray(rng);
+        _Alignas(16) float want[8][VL_RAYREC_FLOATS], got4[8][VL_RAYREC_FLOATS], got8[8][VL_RAYREC_FLOATS];
+        uint32_t valid = 0, flat = 0, flat4 = 0, flat8;
+        for (uint32_t j = 0; j < 8; j++) {
+            if (vl_bvh_ray_valid(&rays[j])) {
+                valid |= 1u << j;
+                flat |= (vl_bvh_rayrec_set(want[j], &rays[j]) != 0) << j;
+            } else {
+                vl_bvh_rayrec_retired(want[j]);
+            }
+        }
+        uint32_t valid4 = 0;
+        for (uint32_t h = 0; h < 2; h++) {
+            uint32_t f;
+            valid4 |= vl_b4_rayrecs((const float*)&rays[4 * h], got4[4 * h], VL_RAYREC_FLOATS, &f) << 4 * h;
+            flat4 |= f << 4 * h;
+        }
+        uint32_t valid8 = vl_b8_rayrecs((const float*)rays, got8[0], VL_RAYREC_FLOATS, &flat8);
+        CHECK(valid4 == valid && valid8 == valid, "rayrecs valid %x %x, want %x", valid4, valid8, valid);
+        CHECK(flat4 == flat && flat8 == flat, "rayrecs flat %x %x, want %x", flat4, flat8, flat);
+        CHECK(!memcmp(got4, want, sizeof want) && !memcmp(got8, want, sizeof want), "rayrecs records differ (round %u)",
+              round);
+    }
+}
+
 int main(void) {
     test_rng rng = {7};
     uint32_t rounds = test_scaled(4000);
@@ -335,6 +377,7 @@ int main(void) {
     test_rays_vs_box(&rng, 1, rounds);
     test_box_vs_boxes(&rng, rounds);
     test_far_first(&rng, rounds);
+    test_rayrecs(&rng, rounds);
     CHECK(g_geo_decided > g_geo_total * 9 / 10, "geometric oracle decided only %llu of %llu",
           (unsigned long long)g_geo_decided, (unsigned long long)g_geo_total);
     return test_finish("test_kernels");

@@ -24,6 +24,19 @@ vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 4096u, 4096u, VL_SIMD_PREFERRED_WIDTH,
 
 #define VL_MAX_W 8u
 
+/* The batch's ray records are made VL_RECS_W at a time (vl_b4_rayrecs / vl_b8_rayrecs write the
+ * layout of primitives.h). */
+#if VL_SIMD_PREFERRED_WIDTH == 8
+#define VL_RECS_W 8u
+#define VL_RAYRECS vl_b8_rayrecs
+#else
+#define VL_RECS_W 4u
+#define VL_RAYRECS vl_b4_rayrecs
+#endif
+_Static_assert(VL_RR_TMIN == 3 && VL_RR_INV == 4 && VL_RR_TMAX == 7 && VL_RR_DIR == 8 && VL_RR_TMAX2 == 11 &&
+                   sizeof(vl_ray) == 8 * sizeof(float),
+               "records are the quads (origin, tmin) (inv_dir, tmax) (dir, tmax); a vl_ray is 8 floats");
+
 /* Counting sort of the ray indices ids[0, n) by direction octant (through tmp); groups[g] and
  * groups[g + 1] bound octant g. Returns 8. */
 static uint32_t group_by_octant(const float* rec, uint32_t* ids, uint32_t* tmp, uint32_t n, uint32_t groups[9]) {
@@ -86,6 +99,41 @@ static void order_by_origin(const vl_bvh* bvh, const vl_ray* rays, uint32_t coun
      * rays keep the caller's order (measured: rays in cell order within a chunk were 10-40% slower) */
     for (uint32_t c = 0; c < chunks; c++) cursor[c] = c * chunk;
     for (uint32_t i = 0; i < count; i++) perm[cursor[start[keys[i]]++ / chunk]++] = i;
+}
+
+/* The chunk of rays base + i (or order[i] when ordered), i < len: their answers set to misses,
+ * their records, and the valid ones' indices idx[0, *live). *parallel gets any lane with a
+ * parallel axis. VL_ERR_INVALID_QUERY when some ray is not valid (it gets a retired record). */
+static vl_status load_chunk(const vl_ray* rays, uint32_t base, const uint32_t* order, uint32_t len, float* rec,
+                            vl_hit* out, uint32_t* idx, uint32_t* live, uint32_t* parallel) {
+    vl_status status = VL_OK;
+    uint32_t n = 0, flat_any = 0, i = 0;
+    for (uint32_t j = 0; j < len; j++) out[j] = vl_bvh_miss();
+    for (; i + VL_RECS_W <= len; i += VL_RECS_W) {
+        vl_ray gathered[VL_RECS_W];
+        const vl_ray* src = rays + base + i;
+        if (order) {
+            for (uint32_t j = 0; j < VL_RECS_W; j++) gathered[j] = rays[order[i + j]];
+            src = gathered;
+        }
+        uint32_t flat, ok = VL_RAYRECS((const float*)src, rec + VL_RAYREC_FLOATS * (size_t)i, VL_RAYREC_FLOATS, &flat);
+        flat_any |= flat;
+        if (ok != (1u << VL_RECS_W) - 1u) status = VL_ERR_INVALID_QUERY;
+        for (uint32_t j = 0; j < VL_RECS_W; j++) idx[n] = i + j, n += (ok >> j) & 1u;
+    }
+    for (; i < len; i++) { /* the last few one at a time */
+        const vl_ray* ray = &rays[order ? order[i] : base + i];
+        float* r = rec + VL_RAYREC_FLOATS * (size_t)i;
+        if (vl_bvh_ray_valid(ray)) {
+            flat_any |= vl_bvh_rayrec_set(r, ray);
+            idx[n++] = i;
+        } else {
+            vl_bvh_rayrec_retired(r);
+            status = VL_ERR_INVALID_QUERY;
+        }
+    }
+    *live = n, *parallel = flat_any;
+    return status;
 }
 
 /* The batch one ray at a time, without scratch. */
@@ -178,21 +226,10 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
 
     for (uint32_t base = 0; base < count; base += chunk) {
         uint32_t len = count - base < chunk ? count - base : chunk;
-        uint32_t live = 0, parallel = 0;
         const uint32_t* order = ordered ? perm + base : NULL;
         vl_hit* out = ordered ? chunk_hits : hits + base;
-        for (uint32_t i = 0; i < len; i++) {
-            const vl_ray* ray = &rays[order ? order[i] : base + i];
-            float* r = rec + VL_RAYREC_FLOATS * (size_t)i;
-            out[i] = vl_bvh_miss();
-            if (vl_bvh_ray_valid(ray)) {
-                parallel |= vl_bvh_rayrec_set(r, ray);
-                idx[live++] = i;
-            } else {
-                vl_bvh_rayrec_retired(r);
-                status = VL_ERR_INVALID_QUERY;
-            }
-        }
+        uint32_t live = 0, parallel = 0;
+        if (load_chunk(rays, base, order, len, rec, out, idx, &live, &parallel) != VL_OK) status = VL_ERR_INVALID_QUERY;
         for (uint32_t j = 0; j < VL_MAX_W; j++) idx[live + j] = 0;
         if (live && small) vl_bvh_trace_interleaved(bvh, rec, idx, NULL, live, parallel != 0, any_hit, out, walks);
         if (live && !small) {

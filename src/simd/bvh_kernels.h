@@ -6,6 +6,8 @@
 #ifndef VL_SIMD_BVH_KERNELS_H
 #define VL_SIMD_BVH_KERNELS_H
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 
 #include <volley/bvh.h>
@@ -18,33 +20,32 @@
  * out[0..3] (out[c] lane j = component c of record j). Records need no alignment (triangles are
  * 52 bytes apart). */
 VL_INLINE void vl_b4_gather(const float* rec, uint32_t stride, const uint32_t* idx, uint32_t q, vl_f4 out[4]) {
-    vl_f4 r0 = simde_mm_loadu_ps(rec + stride * idx[0] + 4 * q);
-    vl_f4 r1 = simde_mm_loadu_ps(rec + stride * idx[1] + 4 * q);
-    vl_f4 r2 = simde_mm_loadu_ps(rec + stride * idx[2] + 4 * q);
-    vl_f4 r3 = simde_mm_loadu_ps(rec + stride * idx[3] + 4 * q);
-    vl_f4 t0 = simde_mm_unpacklo_ps(r0, r1), t1 = simde_mm_unpacklo_ps(r2, r3);
-    vl_f4 t2 = simde_mm_unpackhi_ps(r0, r1), t3 = simde_mm_unpackhi_ps(r2, r3);
-    out[0] = simde_mm_movelh_ps(t0, t1);
-    out[1] = simde_mm_movehl_ps(t1, t0);
-    out[2] = simde_mm_movelh_ps(t2, t3);
-    out[3] = simde_mm_movehl_ps(t3, t2);
+    for (int j = 0; j < 4; j++) out[j] = simde_mm_loadu_ps(rec + (size_t)stride * idx[j] + 4 * q);
+    vl_f4_transpose(out);
+}
+
+/* The inverse for the records rec + stride * j, j < 4: in[c] lane j goes to component c of quad
+ * q of record j (in is transposed in place). */
+VL_INLINE void vl_b4_scatter(float* rec, uint32_t stride, uint32_t q, vl_f4 in[4]) {
+    vl_f4_transpose(in);
+    for (int j = 0; j < 4; j++) simde_mm_storeu_ps(rec + (size_t)stride * j + 4 * q, in[j]);
 }
 
 /* The same for 8 records: rows pair records j and j + 4 in the two 128-bit halves, and the
  * in-lane 4x4 transpose leaves every component in lane order. */
 VL_INLINE void vl_b8_gather(const float* rec, uint32_t stride, const uint32_t* idx, uint32_t q, vl_f8 out[4]) {
-    vl_f8 r[4];
+    for (int j = 0; j < 4; j++)
+        out[j] = vl_f8_join(simde_mm_loadu_ps(rec + (size_t)stride * idx[j] + 4 * q),
+                            simde_mm_loadu_ps(rec + (size_t)stride * idx[j + 4] + 4 * q));
+    vl_f8_transpose(out);
+}
+
+VL_INLINE void vl_b8_scatter(float* rec, uint32_t stride, uint32_t q, vl_f8 in[4]) {
+    vl_f8_transpose(in);
     for (int j = 0; j < 4; j++) {
-        vl_f4 lo = simde_mm_loadu_ps(rec + stride * idx[j] + 4 * q);
-        vl_f4 hi = simde_mm_loadu_ps(rec + stride * idx[j + 4] + 4 * q);
-        r[j] = simde_mm256_insertf128_ps(simde_mm256_castps128_ps256(lo), hi, 1);
+        simde_mm_storeu_ps(rec + (size_t)stride * j + 4 * q, vl_f8_low(in[j]));
+        simde_mm_storeu_ps(rec + (size_t)stride * (j + 4) + 4 * q, vl_f8_high(in[j]));
     }
-    vl_f8 t0 = simde_mm256_unpacklo_ps(r[0], r[1]), t1 = simde_mm256_unpacklo_ps(r[2], r[3]);
-    vl_f8 t2 = simde_mm256_unpackhi_ps(r[0], r[1]), t3 = simde_mm256_unpackhi_ps(r[2], r[3]);
-    out[0] = simde_mm256_shuffle_ps(t0, t1, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
-    out[1] = simde_mm256_shuffle_ps(t0, t1, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
-    out[2] = simde_mm256_shuffle_ps(t2, t3, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
-    out[3] = simde_mm256_shuffle_ps(t2, t3, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
 }
 
 /* Left-packs the ids[j] (j < 8) whose bit is set in `bits` (not 0) to dst, in lane order, and

@@ -77,6 +77,47 @@ VL_INLINE uint32_t VL_B(ray_tris)(const float* tris, uint32_t stride, uint32_t n
     return VL_V(bits)(VL_V(and)(m, VL_V(first)(n)));
 }
 
+/* Ray records for the traversals of VL_W caller rays: ray j's 8 floats (origin, tmin, dir, tmax,
+ * as vl_ray) at rays + 8 j; its record at rec + stride j, three quads: (origin, tmin),
+ * (1 / dir, tmax), (dir, tmax), where dir's components under FLT_MIN in magnitude are flushed to
+ * signed zeros (whose inverse is then infinite) and tmax is at most FLT_MAX. These are
+ * vl_bvh_rayrec_set's float operations (primitives.h), so the records agree with it to the bit.
+ * A ray that is not valid (a component NaN or infinite, none of dir at least FLT_MIN, tmin < 0 or
+ * tmin > tmax) gets the retired record instead: 1 everywhere, tmin 0, tmax -1. Returns the valid
+ * lanes; *flat gets those of them with a flushed component. */
+VL_INLINE uint32_t VL_B(rayrecs)(const float* rays, float* rec, uint32_t stride, uint32_t* flat) {
+    static const uint32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    VF org[4], dir[4], inv[4];
+    VL_B(gather)(rays, 8, ramp, 0, org);
+    VL_B(gather)(rays, 8, ramp, 1, dir);
+    const VF zero = VL_V(zero)(), one = VL_V(set1)(1.0f), tiny = VL_V(set1)(FLT_MIN), inf = VL_V(set1)(INFINITY);
+    /* compares are false on NaN: a NaN anywhere fails one of them */
+    VF ok = VL_V(and)(VL_V(ge)(org[3], zero), VL_V(le)(org[3], dir[3]));
+    VF moves = zero, flushed = zero;
+    for (int a = 0; a < 3; a++) {
+        VF size = VL_V(abs)(dir[a]), small = VL_V(lt)(size, tiny);
+        ok = VL_V(and)(ok, VL_V(and)(VL_V(lt)(VL_V(abs)(org[a]), inf), VL_V(lt)(size, inf)));
+        moves = VL_V(or)(moves, VL_V(ge)(size, tiny));
+        flushed = VL_V(or)(flushed, small);
+        dir[a] = VL_V(select)(small, VL_V(and)(dir[a], VL_V(set1)(-0.0f)), dir[a]);
+        inv[a] = VL_V(div)(one, dir[a]); /* 1 / +-0 = +-inf */
+    }
+    ok = VL_V(and)(ok, moves);
+    VF tmax = VL_V(select)(VL_V(lt)(dir[3], VL_V(set1)(FLT_MAX)), dir[3], VL_V(set1)(FLT_MAX));
+    for (int a = 0; a < 3; a++) {
+        org[a] = VL_V(select)(ok, org[a], one);
+        inv[a] = VL_V(select)(ok, inv[a], one);
+        dir[a] = VL_V(select)(ok, dir[a], one);
+    }
+    org[3] = VL_V(select)(ok, org[3], zero);
+    inv[3] = dir[3] = VL_V(select)(ok, tmax, VL_V(set1)(-1.0f));
+    VL_B(scatter)(rec, stride, 0, org);
+    VL_B(scatter)(rec, stride, 1, inv);
+    VL_B(scatter)(rec, stride, 2, dir);
+    *flat = VL_V(bits)(VL_V(and)(ok, flushed));
+    return VL_V(bits)(ok);
+}
+
 #undef VL_BP3_
 #undef VL_BP3
 #undef VF

@@ -177,6 +177,18 @@ VL_INLINE vl_f8 vl_f8_abs(vl_f8 a) { return simde_mm256_andnot_ps(simde_mm256_se
 VL_INLINE vl_f8 vl_f8_true(void) { return simde_mm256_castsi256_ps(simde_mm256_set1_epi32(-1)); }
 VL_INLINE vl_f4 vl_f8_low(vl_f8 a) { return simde_mm256_castps256_ps128(a); }
 VL_INLINE vl_f4 vl_f8_high(vl_f8 a) { return simde_mm256_extractf128_ps(a, 1); }
+VL_INLINE vl_f8 vl_f8_join(vl_f4 low, vl_f4 high) {
+    return simde_mm256_insertf128_ps(simde_mm256_castps128_ps256(low), high, 1);
+}
+/* vl_f4_transpose on each 128-bit half */
+VL_INLINE void vl_f8_transpose(vl_f8 r[4]) {
+    vl_f8 t0 = simde_mm256_unpacklo_ps(r[0], r[1]), t1 = simde_mm256_unpacklo_ps(r[2], r[3]);
+    vl_f8 t2 = simde_mm256_unpackhi_ps(r[0], r[1]), t3 = simde_mm256_unpackhi_ps(r[2], r[3]);
+    r[0] = simde_mm256_shuffle_ps(t0, t1, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
+    r[1] = simde_mm256_shuffle_ps(t0, t1, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
+    r[2] = simde_mm256_shuffle_ps(t2, t3, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
+    r[3] = simde_mm256_shuffle_ps(t2, t3, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
+}
 
 #if defined(SIMDE_X86_AVX_NATIVE)
 VL_INLINE int vl_f8_any(vl_f8 mask) { return simde_mm256_movemask_ps(mask) != 0; }
