@@ -186,7 +186,7 @@ static inline int walk_pop(const vl_stack1* stack, uint32_t* top, float tmax, vl
 }
 
 /* Visits `at`: pushes a node4's children hit, or tests a leaf's primitives. An any-hit query that
- * is done gets tmax = -1 and an empty stack, without a branch on it. */
+ * is done gets tmax = -1 and an empty stack. */
 static inline void walk_visit(const vl_bvh* bvh, vl_ray1* r, const float* rec, vl_stack1* stack, uint32_t* top,
                               vl_visit at, int any_hit, float* tmax, vl_hit* hit, int prefetch) {
     if (!at.count) {
@@ -203,7 +203,6 @@ typedef struct vl_walk {
     vl_ray1 ray;
     float* rec;
     vl_hit* hit;
-    vl_visit at;
     uint32_t top;
     vl_stack1 stack;
 } vl_walk;
