@@ -158,7 +158,7 @@ VL_INLINE void prefetch_hit_children(const vl_bvh* bvh, const vl_bvh_node4* w, u
  * popped next. The order comes from a sorting network and all 4 children are stored, the missed
  * ones past the new top: no branch on how many were hit, which no predictor learns. `prefetch`:
  * the children hit are fetched at once, which the single-ray walk wants (measured on the world:
- * +15-20%, the far ones' loads overlap the near one's subtree) and the interleaved walks do not
+ * +12-20%, the far ones' loads overlap the near one's subtree) and the interleaved walks do not
  * (their steps already overlap each other's loads; measured -20-25% on the bunny, and on the
  * camel, whose tree fits in L2). */
 static inline uint32_t push_children(const vl_bvh* bvh, const vl_bvh_node4* w, vl_ray1* r, float tmax,
