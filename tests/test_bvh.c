@@ -270,11 +270,19 @@ static void test_tunings(void) {
                 vl_bvh_tune.remnant = remnant;
                 vl_bvh_tune.order = order & 1;
                 vl_bvh_tune.wide = order >> 1;
-                vl_bvh_tune.arena = remnant == 8 ? 1 : 8; /* 1: lists overflow, rays go on one by one */
+                /* 1: lists overflow, rays go on one by one (small batches: each ray's seed is the node) */
+                vl_bvh_tune.arena = remnant == 8 && order == 0 ? 1 : 8;
                 vl_bvh_tune.near_first = remnant != 16;
                 vl_bvh_tune.octants = remnant == 0;
                 vl_bvh_tune.chunk = 97; /* many chunks, a ragged last one */
-                vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = remnant ? 8 : 0;
+                /* remnant 8: every batch the small way, seeded walks down 1 to 3 levels from lists of
+                   8 rays (or 1) whatever the rays' fan-out (or only while it is low); remnant 16,
+                   order 0: the small way without seeds */
+                const int small = remnant == 8 || (remnant == 16 && order == 0);
+                vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = small ? 4096 : remnant ? 8 : 0;
+                vl_bvh_tune.seed_depth = remnant == 16 ? 0 : order ? order : 3;
+                vl_bvh_tune.seed_list = order == 3 ? 1 : 8;
+                vl_bvh_tune.seed_fanout = order & 1 ? 64 : 12;
                 char name[64];
                 snprintf(name, sizeof name, "world w%u r%u o%u wide %u", widths[w], remnant, order & 1, order >> 1);
                 vl_bvh_desc d = vl_bvh_default_desc();

@@ -17,6 +17,12 @@ typedef struct vl_bvh_tuning {
     uint32_t octants;     /* wide, closest hit: 1 traces each direction octant of a chunk on its own */
     uint32_t near_first;  /* wide, closest hit: lists of at least this many rays (0: none) send each ray into
                              its own nearest child first */
+    uint32_t seed_depth;  /* small batches: node4 levels traced as ray streams before the single-ray walks
+                             (0: walks from the root; at most VL_SEED_DEPTH_MAX) */
+    uint32_t seed_list;   /* small batches: lists of fewer rays leave the streams for the walks */
+    uint32_t seed_fanout; /* small batches: a node's children stay streams only while its rays hit at most
+                             seed_fanout / 8 of them on average (rays that enter many boxes are better
+                             culled one by one) */
 } vl_bvh_tuning;
 
 extern vl_bvh_tuning vl_bvh_tune;
@@ -24,13 +30,35 @@ extern vl_bvh_tuning vl_bvh_tune;
 /* Rays in flight in the interleaved walk. */
 #define VL_WALKS 16u
 
-/* Traces the records rec + VL_RAYREC_FLOATS * ids[j], j < n, each down from node4 starts[j] (its
- * children's boxes, not its own; the root when starts is NULL), with VL_WALKS single-ray walks in
- * flight taking one step each in turn, so that one walk's node fetches overlap the others' work.
- * Walks of the same record share its tmax.
+/* Where the single-ray walks of a small batch start, found by ray streams over the top of the
+ * tree (at most VL_SEED_DEPTH_MAX levels of node4s): seed k sends record ray[k] to child/count
+ * (a node4's children when count is 0, a leaf of count primitives otherwise), entered at tnear[k].
+ * A ray has at most 4^VL_SEED_DEPTH_MAX seeds. */
+#define VL_SEED_DEPTH_MAX 3u
+#define VL_SEEDS_PER_RAY_MAX 64u
+_Static_assert(VL_SEEDS_PER_RAY_MAX == 1u << (2 * VL_SEED_DEPTH_MAX), "4^VL_SEED_DEPTH_MAX seeds per ray");
+typedef struct vl_bvh_seeds {
+    uint32_t n, cap;
+    uint32_t *ray, *child, *count;
+    float* tnear;
+} vl_bvh_seeds;
+
+/* What the interleaved walks trace: job j is the record rec + VL_RAYREC_FLOATS * ids[j], j < n.
+ * Its walk starts at the seeds [first[r], first[r + 1]) of child, count and tnear, r = ids[j]; or,
+ * when first is NULL, at the children of node4 starts[j] (the root's when starts is NULL). */
+typedef struct vl_bvh_jobs {
+    const uint32_t* ids;
+    uint32_t n;
+    const uint32_t* starts;
+    const uint32_t *first, *child, *count;
+    const float* tnear;
+} vl_bvh_jobs;
+
+/* Traces the jobs with VL_WALKS single-ray walks in flight taking one step each in turn, so that
+ * one walk's node fetches overlap the others' work. Walks of the same record share its tmax.
  * scratch: vl_bvh_interleaved_scratch() bytes, 64-byte aligned. */
-void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids, const uint32_t* starts, uint32_t n,
-                              int parallel, int any_hit, vl_hit* hits, void* scratch);
+void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* jobs, int parallel, int any_hit,
+                              vl_hit* hits, void* scratch);
 size_t vl_bvh_interleaved_scratch(void);
 
 /* Rays a batched traversal hands on to the single-ray walks, each with its start node4; traced

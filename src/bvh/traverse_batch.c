@@ -10,15 +10,19 @@
 /* Chunks of 128K rays: a chunk's records take 6 MB, its list arena 4 MB. Measured on the bench's
  * scenes: larger chunks put more rays on each node (16K: -20%, 256K: about the same). Lists of 4
  * rays or fewer go on as interleaved single-ray walks (2 / 4 / 8: the bunny 3% faster at 2, the
- * world 5-15% faster at 4 or 8). */
-vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u};
+ * world 5-15% faster at 4 or 8). Batches under 4096 rays: streams over 3 levels of node4s at most,
+ * from lists of 8 rays, while the rays hit at most 1.5 children each on average (measured in
+ * session 6: see seed_top). */
+vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u, 12u};
 
 #define VL_W 4
 #include "bvh/traverse_batch_w.h"
+#include "bvh/traverse_seed_w.h"
 #undef VL_W
 #if VL_SIMD_PREFERRED_WIDTH == 8
 #define VL_W 8
 #include "bvh/traverse_batch_w.h"
+#include "bvh/traverse_seed_w.h"
 #undef VL_W
 #endif
 
@@ -182,6 +186,59 @@ static void trace_chunk(const vl_bvh* bvh, float* rec, uint32_t* idx, uint32_t* 
     vl_bvh_queue_flush(q);
 }
 
+/* Scratch of a small batch's seeded walks (see trace_seeded), for a chunk of `chunk` rays. */
+static size_t seeded_scratch(uint32_t chunk, uint32_t* cap) {
+    *cap = 4u * chunk + 64u;
+    return sizeof(uint32_t) * (4 * ((size_t)chunk + VL_MAX_W) + 7 * ((size_t)*cap + VL_MAX_W) + 2 * (size_t)chunk + 2);
+}
+
+/* Sorts the seeds by ray (a stable counting sort) into child, count and tnear: record r's are
+ * [first[r], first[r + 1]), r < len (first holds len + 2 entries). ids gets the records that have
+ * any, in order; returns how many. */
+static uint32_t group_seeds(const vl_bvh_seeds* s, uint32_t len, uint32_t* first, uint32_t* child, uint32_t* count,
+                            float* tnear, uint32_t* ids) {
+    memset(first, 0, sizeof(uint32_t) * ((size_t)len + 2));
+    for (uint32_t k = 0; k < s->n; k++) first[s->ray[k] + 2]++;
+    for (uint32_t r = 2; r < len + 2; r++) first[r] += first[r - 1];
+    for (uint32_t k = 0; k < s->n; k++) {
+        uint32_t at = first[s->ray[k] + 1]++;
+        child[at] = s->child[k], count[at] = s->count[k], tnear[at] = s->tnear[k];
+    }
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < len; r++) ids[n] = r, n += first[r + 1] > first[r];
+    return n;
+}
+
+/* A small batch's live records arena[0, live): ray streams over the top of the tree (while a
+ * node's list holds at least vl_bvh_tune.seed_list rays) leave each ray its seeds, from which its
+ * single-ray walk goes on, interleaved with the others'. The streams share the top levels' node
+ * tests among the rays (VL_W per test), and a ray that misses them has no walk at all. */
+static void trace_seeded(const vl_bvh* bvh, float* rec, uint32_t* arena, uint32_t arena_size, uint32_t* masks,
+                         uint32_t* seed_block, uint32_t cap, uint32_t len, uint32_t live, int parallel, int any_hit,
+                         vl_hit* out, void* walks) {
+    float* tn_rows = (float*)seed_block;
+    uint32_t* sa = seed_block + 4 * ((size_t)len + VL_MAX_W);
+    const size_t row = (size_t)cap + VL_MAX_W; /* every array: cap entries and VL_W past them */
+    vl_bvh_seeds s = {0, cap, sa, sa + row, sa + 2 * row, (float*)(sa + 3 * row)};
+    uint32_t* grouped = sa + 4 * row; /* child, count, tnear by ray (read 4 at a time) */
+    uint32_t* first = grouped + 3 * row;
+    uint32_t* ids = first + len + 2;
+    int seeded;
+#if VL_SIMD_PREFERRED_WIDTH == 8
+    if (vl_bvh_tune.width == 8)
+        seeded = vl_t8_seed_top(bvh, rec, arena, arena_size, masks, tn_rows, live, parallel, &s);
+    else
+#endif
+        seeded = vl_t4_seed_top(bvh, rec, arena, arena_size, masks, tn_rows, live, parallel, &s);
+    float* tnear = (float*)(grouped + 2 * row);
+    vl_bvh_jobs jobs = {arena, live, NULL, NULL, NULL, NULL, NULL}; /* no seeds: walks from the root */
+    if (seeded) {
+        jobs = (vl_bvh_jobs){ids, 0, NULL, first, grouped, grouped + row, tnear};
+        jobs.n = group_seeds(&s, len, first, grouped, grouped + row, tnear, ids);
+    }
+    vl_bvh_trace_interleaved(bvh, rec, &jobs, parallel, any_hit, out, walks);
+}
+
 vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits) {
     if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
     if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
@@ -210,7 +267,13 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
                                        sizeof(uint16_t) * ((size_t)count + 1)
                                  : 0;
     order_bytes = (order_bytes + 63) & ~(size_t)63; /* the records after it stay 64-byte aligned */
-    size_t bytes = walk_bytes + order_bytes + rec_bytes + (wide && !small ? arena_bytes + mask_bytes : 2 * idx_bytes);
+    /* small batches: seeded walks (vl_bvh_tune.seed_depth > 0) or walks from the root */
+    const int seeded = small && vl_bvh_tune.seed_depth;
+    uint32_t cap = 0;
+    size_t seed_bytes = seeded ? seeded_scratch(chunk, &cap) : 0;
+    const int lists = (wide && !small) || seeded;
+    size_t bytes = walk_bytes + order_bytes + rec_bytes + seed_bytes;
+    bytes += lists ? arena_bytes + mask_bytes : 2 * idx_bytes;
     void* block = vl_mem_alloc(bytes);
     if (!block) return raycast_one_by_one(bvh, rays, count, flags, hits); /* slower, same answers */
     void* walks = block;
@@ -221,7 +284,8 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     uint32_t* idx = (uint32_t*)((char*)rec + rec_bytes);
     uint32_t* tmp = idx + chunk + VL_MAX_W;
     uint32_t* masks = idx + arena_size + VL_MAX_W;
-    if (wide && !small) memset(idx, 0, arena_bytes); /* every entry a valid record index */
+    uint32_t* seed_block = seeded ? (uint32_t*)((char*)idx + arena_bytes + mask_bytes) : NULL;
+    if (lists) memset(idx, 0, arena_bytes); /* every entry a valid record index */
     if (ordered) order_by_origin(bvh, rays, count, chunk, chunks, perm, (uint16_t*)(perm + count + chunks), perm + count);
 
     for (uint32_t base = 0; base < count; base += chunk) {
@@ -231,7 +295,13 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
         uint32_t live = 0, parallel = 0;
         if (load_chunk(rays, base, order, len, rec, out, idx, &live, &parallel) != VL_OK) status = VL_ERR_INVALID_QUERY;
         for (uint32_t j = 0; j < VL_MAX_W; j++) idx[live + j] = 0;
-        if (live && small) vl_bvh_trace_interleaved(bvh, rec, idx, NULL, live, parallel != 0, any_hit, out, walks);
+        if (live && seeded)
+            trace_seeded(bvh, rec, idx, arena_size, masks, seed_block, cap, len, live, parallel != 0, any_hit, out,
+                         walks);
+        if (live && small && !seeded) {
+            vl_bvh_jobs jobs = {idx, live, NULL, NULL, NULL, NULL, NULL};
+            vl_bvh_trace_interleaved(bvh, rec, &jobs, parallel != 0, any_hit, out, walks);
+        }
         if (live && !small) {
             vl_bvh_queue q = {bvh, rec, out, parallel != 0, any_hit, 0, queue, queue + VL_QUEUE, walks};
             trace_chunk(bvh, rec, idx, tmp, masks, arena_size, live, &q);

@@ -34,7 +34,8 @@ typedef struct vl_leafray {
     vl_leafv o[3], d[3], tmin;
 } vl_leafray;
 
-#define VL_STACK1_SIZE (3u * VL_BVH_MAX_DEPTH + 8u)
+/* A walk from the root pushes at most 3 entries per level net; a seeded one starts with its seeds. */
+#define VL_STACK1_SIZE (3u * VL_BVH_MAX_DEPTH + 8u + VL_SEEDS_PER_RAY_MAX)
 
 /* What a walk visits next: count > 0, a leaf of `count` primitives from slot `child`; count == 0,
  * the children of node4 `child`. */
@@ -207,24 +208,47 @@ typedef struct vl_walk {
     vl_stack1 stack;
 } vl_walk;
 
-/* Starts the next job of the queue on w, its start on the stack; 0 when the queue is empty. */
-static int walk_start(vl_walk* w, float* rec, const uint32_t* ids, const uint32_t* starts, uint32_t n, uint32_t* next,
-                      int parallel, vl_hit* hits) {
-    if (*next >= n) return 0;
-    uint32_t j = (*next)++, id = ids[j];
+/* Starts the next job on w, its start on the stack; 0 when there is none left. Seeds go on
+ * farthest first: up to 4 ordered by the push's sorting network, more by an insertion sort. */
+static int walk_start(vl_walk* w, float* rec, const vl_bvh_jobs* jobs, uint32_t* next, int parallel, vl_hit* hits) {
+    if (*next >= jobs->n) return 0;
+    uint32_t j = (*next)++, id = jobs->ids[j];
     w->rec = rec + VL_RAYREC_FLOATS * (size_t)id;
     w->hit = &hits[id];
     ray1_load(&w->ray, w->rec, parallel);
-    w->stack.child[0] = starts ? starts[j] : 0, w->stack.count[0] = 0, w->stack.tnear[0] = -INFINITY;
-    w->top = 1;
+    vl_stack1* st = &w->stack;
+    if (!jobs->first) {
+        st->child[0] = jobs->starts ? jobs->starts[j] : 0, st->count[0] = 0, st->tnear[0] = -INFINITY;
+        w->top = 1;
+        return 1;
+    }
+    uint32_t first = jobs->first[id], m = jobs->first[id + 1] - first;
+    if (m <= 4) { /* most rays: ordered by the push's sorting network, no branch per seed */
+        vl_i4 key = vl_b4_far_first(vl_f4_first(m), vl_f4_loadu(jobs->tnear + first));
+        vl_i4 lane = vl_i4_and(key, vl_i4_set1(3));
+        vl_i4_storeu(st->child, vl_i4_permute(vl_i4_loadu(jobs->child + first), lane));
+        vl_i4_storeu(st->count, vl_i4_permute(vl_i4_loadu(jobs->count + first), lane));
+        vl_i4_storeu(st->tnear, vl_i4_and(key, vl_i4_set1(~3)));
+        w->top = m;
+        return 1;
+    }
+    uint32_t top = 0;
+    for (uint32_t k = first, end = first + m; k < end; k++) {
+        float t = jobs->tnear[k];
+        uint32_t at = top++;
+        for (; at && st->tnear[at - 1] < t; at--)
+            st->child[at] = st->child[at - 1], st->count[at] = st->count[at - 1], st->tnear[at] = st->tnear[at - 1];
+        st->child[at] = jobs->child[k], st->count[at] = jobs->count[k], st->tnear[at] = t;
+    }
+    w->top = top;
     return 1;
 }
 
-void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids, const uint32_t* starts, uint32_t n,
-                              int parallel, int any_hit, vl_hit* hits, void* scratch) {
+void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* jobs, int parallel, int any_hit,
+                              vl_hit* hits, void* scratch) {
     vl_walk* w = scratch;
     uint32_t slot[VL_WALKS], next = 0, live = 0;
-    while (live < VL_WALKS && walk_start(&w[live], rec, ids, starts, n, &next, parallel, hits)) slot[live] = live, live++;
+    while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, hits)) slot[live] = live, live++;
     /* round robin: each walk takes one step while the nodes the others just pushed arrive. A turn
      * pops first, so that its branches read what the walk's last turn wrote, long done, and a
      * mispredicted one does not flush the other walks' steps */
@@ -240,7 +264,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids
                 continue;
             }
             s->rec[VL_RR_TMAX2] = *tmax;
-            if (walk_start(s, rec, ids, starts, n, &next, parallel, hits)) {
+            if (walk_start(s, rec, jobs, &next, parallel, hits)) {
                 k++;
                 continue;
             }
@@ -252,7 +276,8 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const uint32_t* ids
 size_t vl_bvh_interleaved_scratch(void) { return sizeof(vl_walk) * VL_WALKS; }
 
 void vl_bvh_queue_flush(vl_bvh_queue* q) {
-    vl_bvh_trace_interleaved(q->bvh, q->rec, q->ids, q->starts, q->n, q->parallel, q->any_hit, q->hits, q->walks);
+    vl_bvh_jobs jobs = {q->ids, q->n, q->starts, NULL, NULL, NULL, NULL};
+    vl_bvh_trace_interleaved(q->bvh, q->rec, &jobs, q->parallel, q->any_hit, q->hits, q->walks);
     q->n = 0;
 }
 
