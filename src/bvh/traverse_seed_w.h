@@ -10,14 +10,14 @@
 #define RAYV VL_SP3(vl_rayv, VL_W, )
 #define BOXV VL_SP3(vl_boxv, VL_W, )
 
-/* Appends the entries src[i + j] (j < VL_W) whose bit is set in `bits` to dst; returns dst past
+/* Appends the entries src[j] (j < VL_W) whose bit is set in `bits` to dst; returns dst past
  * them. Stores VL_W entries: up to VL_W - 1 past the appended ones are overwritten. */
 VL_INLINE uint32_t* VL_T(append)(uint32_t* dst, const uint32_t* src, uint32_t bits) {
 #if VL_W == 8
     return vl_b8_compress(dst, src, bits);
 #else
-    for (uint32_t j = 0; j < VL_W; j++) {
-        *dst = src[j];
+    for (uint32_t j = 0; j < VL_W; j++) { /* memcpy: src may hold floats (entry t) */
+        memcpy(dst, src + j, sizeof *dst);
         dst += (bits >> j) & 1u;
     }
     return dst;
