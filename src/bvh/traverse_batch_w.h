@@ -23,6 +23,27 @@ VL_INLINE RAYV VL_T(load_slab_rays)(const float* rec, const uint32_t* idx) {
     return r;
 }
 
+/* The 4 child boxes of a node4, each broadcast to VL_W lanes. */
+VL_INLINE void VL_T(child_boxes)(const vl_bvh_node4* w, BOXV b[4]) {
+    for (int c = 0; c < 4; c++)
+        for (int a = 0; a < 3; a++)
+            b[c].min[a] = VL_V(set1)(w->bounds[a][c]), b[c].max[a] = VL_V(set1)(w->bounds[3 + a][c]);
+}
+
+/* Appends the entries src[j] (j < VL_W) whose bit is set in `bits` to dst; returns dst past
+ * them. Stores VL_W entries: up to VL_W - 1 past the appended ones are overwritten. */
+VL_INLINE uint32_t* VL_T(append)(uint32_t* dst, const uint32_t* src, uint32_t bits) {
+#if VL_W == 8
+    return vl_b8_compress(dst, src, bits);
+#else
+    for (uint32_t j = 0; j < VL_W; j++) { /* memcpy: src may hold floats (entry t) */
+        memcpy(dst, src + j, sizeof *dst);
+        dst += (bits >> j) & 1u;
+    }
+    return dst;
+#endif
+}
+
 VL_INLINE BOXV VL_T(box_of)(const float mn[3], const float mx[3]) {
     BOXV b;
     for (int a = 0; a < 3; a++) b.min[a] = VL_V(set1)(mn[a]), b.max[a] = VL_V(set1)(mx[a]);
@@ -227,9 +248,7 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
         const vl_bvh_node4* w = &wide[e.child];
         const int split = split_ok && e.n >= split_min;
         BOXV b[4];
-        for (int c = 0; c < 4; c++)
-            for (int a = 0; a < 3; a++)
-                b[c].min[a] = VL_V(set1)(w->bounds[a][c]), b[c].max[a] = VL_V(set1)(w->bounds[3 + a][c]);
+        VL_T(child_boxes)(w, b);
         /* list l < 4: near rays of child l; l >= 4: far rays of child l - 4 */
         uint32_t cnt[8] = {0, 0, 0, 0, 0, 0, 0, 0}, blocks = 0;
         VF tsum[4];
@@ -290,24 +309,13 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
             dst[l] = arena + atop;
             atop += cnt[l] + VL_W;
         }
-        /* branchless compaction: every lane is stored, only the hit ones advance the list (the
-         * extra stores land on the spare entries past the list's end) */
+        /* branchless compaction (the extra stores land on the spare entries past the list's end) */
         for (uint32_t i = 0, blk = 0; i < e.n; i += VL_W, blk++) {
             for (uint32_t g = 0; g < 2; g++) {
                 uint32_t packed = masks[2 * blk + g];
                 for (uint32_t c = 0; packed; c++, packed >>= VL_W) {
                     uint32_t bits = packed & lanes_all;
-                    if (!bits) continue;
-#if VL_W == 8
-                    dst[c + 4 * g] = vl_b8_compress(dst[c + 4 * g], ids + i, bits);
-#else
-                    uint32_t* d = dst[c + 4 * g];
-                    for (uint32_t j = 0; j < VL_W; j++) {
-                        *d = ids[i + j];
-                        d += (bits >> j) & 1u;
-                    }
-                    dst[c + 4 * g] = d;
-#endif
+                    if (bits) dst[c + 4 * g] = VL_T(append)(dst[c + 4 * g], ids + i, bits);
                 }
             }
         }

@@ -1,5 +1,5 @@
 /* Width-generic top of a small batch's traversal, included by traverse_batch.c with VL_W = 4 or
- * 8 after traverse_batch_w.h (whose VL_T(load_slab_rays) it uses): the first levels of the 4-wide
+ * 8 after traverse_batch_w.h (whose load_slab_rays, child_boxes and append it uses): the first levels of the 4-wide
  * tree as ray streams, which leave each ray the list of places where its single-ray walk starts. */
 #define VL_SP3_(a, b, c) a##b##c
 #define VL_SP3(a, b, c) VL_SP3_(a, b, c)
@@ -9,20 +9,6 @@
 #define VL_T(name) VL_SP3(vl_t, VL_W, _##name)
 #define RAYV VL_SP3(vl_rayv, VL_W, )
 #define BOXV VL_SP3(vl_boxv, VL_W, )
-
-/* Appends the entries src[j] (j < VL_W) whose bit is set in `bits` to dst; returns dst past
- * them. Stores VL_W entries: up to VL_W - 1 past the appended ones are overwritten. */
-VL_INLINE uint32_t* VL_T(append)(uint32_t* dst, const uint32_t* src, uint32_t bits) {
-#if VL_W == 8
-    return vl_b8_compress(dst, src, bits);
-#else
-    for (uint32_t j = 0; j < VL_W; j++) { /* memcpy: src may hold floats (entry t) */
-        memcpy(dst, src + j, sizeof *dst);
-        dst += (bits >> j) & 1u;
-    }
-    return dst;
-#endif
-}
 
 typedef struct VL_T(slist) {
     uint32_t node, depth; /* a node4 and its depth (the root's is 0) */
@@ -53,9 +39,7 @@ static int VL_T(seed_top)(const vl_bvh* bvh, const float* rec, uint32_t* arena, 
         const vl_bvh_node4* w = &bvh->wide[e.node];
         const uint32_t stride = e.n + VL_W; /* tn row of child c: tn_rows + c * stride */
         BOXV b[4];
-        for (int c = 0; c < 4; c++)
-            for (int a = 0; a < 3; a++)
-                b[c].min[a] = VL_V(set1)(w->bounds[a][c]), b[c].max[a] = VL_V(set1)(w->bounds[3 + a][c]);
+        VL_T(child_boxes)(w, b);
         uint32_t cnt[4] = {0, 0, 0, 0};
         for (uint32_t i = 0, blk = 0; i < e.n; i += VL_W, blk++) {
             RAYV r = VL_T(load_slab_rays)(rec, ids + i);

@@ -230,6 +230,5 @@ VL_INLINE vl_i8 vl_i8_shr_var(vl_i8 a, vl_i8 count) { return simde_mm256_srlv_ep
 VL_INLINE vl_i8 vl_i8_permute(vl_i8 a, vl_i8 idx) { return simde_mm256_permutevar8x32_epi32(a, idx); }
 VL_INLINE vl_i8 vl_f8_as_i(vl_f8 a) { return simde_mm256_castps_si256(a); }
 VL_INLINE vl_f8 vl_i8_as_f(vl_i8 a) { return simde_mm256_castsi256_ps(a); }
-VL_INLINE vl_f8 vl_i8_to_f(vl_i8 a) { return simde_mm256_cvtepi32_ps(a); }
 
 #endif
