@@ -23,6 +23,8 @@ typedef struct vl_bvh_tuning {
     uint32_t seed_fanout; /* small batches: a node's children stay streams only while its rays hit at most
                              seed_fanout / 8 of them on average (rays that enter many boxes are better
                              culled one by one) */
+    uint32_t walk_prefetch_mb; /* interleaved walks fetch each walk's next visit a turn ahead in trees of at
+                                  least this many MiB (0: in every tree) */
 } vl_bvh_tuning;
 
 extern vl_bvh_tuning vl_bvh_tune;
@@ -55,7 +57,8 @@ typedef struct vl_bvh_jobs {
 } vl_bvh_jobs;
 
 /* Traces the jobs with VL_WALKS single-ray walks in flight taking one step each in turn, so that
- * one walk's node fetches overlap the others' work. Walks of the same record share its tmax.
+ * one walk's node fetches overlap the others' work; in a tree of vl_bvh_tune.walk_prefetch_mb or
+ * more, each turn also fetches what the walk visits next. Walks of the same record share its tmax.
  * scratch: vl_bvh_interleaved_scratch() bytes, 64-byte aligned. */
 void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* jobs, int parallel, int any_hit,
                               vl_hit* hits, void* scratch);

@@ -12,8 +12,9 @@
  * rays or fewer go on as interleaved single-ray walks (2 / 4 / 8: the bunny 3% faster at 2, the
  * world 5-15% faster at 4 or 8). Batches under 4096 rays: streams over 3 levels of node4s at most,
  * from lists of 8 rays, while the rays hit at most 1.5 children each on average (measured in
- * session 6: see seed_top). */
-vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u, 12u};
+ * session 6: see seed_top). Walks fetch ahead in trees of 24 MiB or more (see
+ * vl_bvh_trace_interleaved). */
+vl_bvh_tuning vl_bvh_tune = {131072u, 4u, 4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u, 12u, 24u};
 
 #define VL_W 4
 #include "bvh/traverse_batch_w.h"

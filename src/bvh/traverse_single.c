@@ -205,6 +205,17 @@ static inline void walk_visit(const vl_bvh* bvh, vl_ray1* r, const float* rec, v
     *tmax = done ? -1.0f : *tmax;
 }
 
+/* Fetches what the walk visits next, unless culled: the top visit of its stack (a node4's two
+ * lines, a leaf's first four). Inlined always (see prefetch_hit_children). */
+VL_INLINE void prefetch_next(const vl_bvh* bvh, const vl_stack1* stack, uint32_t top) {
+    if (!top) return;
+    uint32_t c = stack->child[top - 1];
+    const char* p = stack->count[top - 1] ? (const char*)&bvh->tris[c] : (const char*)&bvh->wide[c];
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+    if (stack->count[top - 1]) __builtin_prefetch(p + 128), __builtin_prefetch(p + 192);
+}
+
 /* A ray in flight in the interleaved walk. */
 typedef struct vl_walk {
     vl_ray1 ray;
@@ -253,7 +264,11 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
     while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, hits)) slot[live] = live, live++;
     /* round robin: each walk takes one step while the nodes the others just pushed arrive. A turn
      * pops first, so that its branches read what the walk's last turn wrote, long done, and a
-     * mispredicted one does not flush the other walks' steps */
+     * mispredicted one does not flush the other walks' steps. The fetch of the next visit a turn
+     * ahead pays in large trees only (measured at batches of 1024, closest hit, session 7: worlds
+     * of 609K and 1.1M triangles, 46 and 85 MB, +8-12% and +16-27%; 282K triangles, 21 MB, -1 to
+     * +4%; 131K, 10 MB, -4 to -7%; the bunny and the camel -6 to -20%) */
+    const int ahead = vl_bvh_bytes(bvh) >= ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
     while (live) {
         for (uint32_t k = 0; k < live;) {
             vl_walk* s = &w[slot[k]];
@@ -262,6 +277,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
             vl_visit at;
             if (walk_pop(&s->stack, &s->top, *tmax, &at)) {
                 walk_visit(bvh, &s->ray, s->rec, &s->stack, &s->top, at, any_hit, tmax, s->hit, 0);
+                if (ahead) prefetch_next(bvh, &s->stack, s->top);
                 k++;
                 continue;
             }
