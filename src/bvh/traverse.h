@@ -8,8 +8,8 @@
 typedef struct vl_bvh_tuning {
     uint32_t chunk;       /* rays traced together at most (the rest waits for the next chunk) */
     uint32_t remnant;     /* at most this many live rays at a node go on one by one */
-    uint32_t small_batch; /* any-hit batches below this many rays go one by one */
-    uint32_t small_closest; /* closest-hit batches below this many rays go one by one */
+    uint32_t small_batch; /* any-hit batches below this many rays go as single-ray walks, not streams */
+    uint32_t small_closest; /* closest-hit batches below this many rays go as single-ray walks */
     uint32_t width;       /* 4 or 8 lanes (8 only where VL_SIMD_PREFERRED_WIDTH is 8) */
     uint32_t order;       /* binary traversal: 1, majority direction picks the nearer child first; 0, left first */
     uint32_t wide;        /* 1: ray streams over the 4-wide nodes; 0: move-to-front over the binary nodes */
@@ -25,6 +25,9 @@ typedef struct vl_bvh_tuning {
                              culled one by one) */
     uint32_t walk_prefetch_mb; /* interleaved walks fetch each walk's next visit a turn ahead in trees of at
                                   least this many MiB (0: in every tree) */
+    uint32_t stream_leaves_any;     /* any-hit batches with fewer rays than the tree's leaves / this also go as
+                                       walks (0: none) */
+    uint32_t stream_leaves_closest; /* the same for closest hit */
 } vl_bvh_tuning;
 
 extern vl_bvh_tuning vl_bvh_tune;
