@@ -253,7 +253,7 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
      * sparse for the streams to beat the single-ray walks, which then go interleaved (session 7:
      * the world's 201K leaves, batches of 4096 to 65536, closest hit: walks ahead of streams on line
      * of sight by 14-150%, on random rays by 3-27%, behind on diffuse ones by up to 7%; any hit,
-     * ahead at 4096 by 6-31%, behind from 16384 by 4-17%) */
+     * ahead at 4096 and 8192 by 6-31%, from 16384 mostly behind) */
     const uint32_t leaves = (bvh->node_count + 1) / 2;
     const uint32_t floor_rays = any_hit ? vl_bvh_tune.small_batch : vl_bvh_tune.small_closest;
     const uint32_t per_ray = any_hit ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves_closest;
