@@ -96,8 +96,8 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
  * the tree's box (then a direction octant), at the price of a counting sort, 2 MB plus 6 bytes per
  * ray more scratch, and hits written out of order. Measured on a 1.1M-triangle world, 1M rays:
- * rays from surfaces 1.6x faster, line of sight closest hit 1.2x (any hit 1.0x); rays from
- * anywhere across the scene 0.84-0.93x, and 0.68-0.85x on a scene that fits in the cache (there
+ * rays from surfaces 1.4x faster, line of sight closest hit 1.2x (any hit 1.0x); rays from
+ * anywhere across the scene 0.86-0.88x, and 0.66-0.88x on a scene that fits in the cache (there
  * is no memory traffic to save).
  * Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every valid ray is still
