@@ -88,10 +88,10 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * 4096 rays, or under one ray per 4 leaves of the tree for closest hit, per 16 for any hit: up to
  * 50K and 12.6K rays on a 1.1M-triangle world) trace the top levels of the tree as ray streams and
  * go on as 16 interleaved single-ray walks (measured faster at those sizes), with about 96 KB plus
- * 218 bytes per ray; larger ones run as ray streams, with 96 KB plus 82 bytes per ray up to 128K
- * rays, about 10.8 MB for any larger batch (traced 128K rays at a time). Batches under 8 rays, and
- * any batch whose scratch cannot be allocated, go one ray at a time without scratch (the same
- * answers).
+ * 218 bytes per ray; larger ones run as ray streams, with 96 KB plus 82 bytes per ray. Either way
+ * a batch is traced 128K rays at a time, and its scratch is that of 128K rays at most (about 28 MB
+ * as walks, 10.8 MB as streams). Batches under 8 rays, and any batch whose scratch cannot be
+ * allocated, go one ray at a time without scratch (the same answers).
  * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
  * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
  * the tree's box (then a direction octant), at the price of a counting sort, 2 MB plus 6 bytes per
