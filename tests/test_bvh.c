@@ -360,6 +360,7 @@ int main(void) {
     /* every batch size through the batched traversal (by default small ones go one by one) */
     vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
     vl_bvh_tune.stream_leaves_any = vl_bvh_tune.stream_leaves_closest = 0;
+    vl_bvh_tune.walk_prefetch_mb = 0; /* the walks fetch ahead in every tree here, boxes' too */
     test_meshes();
     test_boxes(test_scaled(2000), test_scaled(2000), 31);
     test_boxes(5, 200, 32);

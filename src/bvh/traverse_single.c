@@ -137,14 +137,20 @@ static inline vl_f4 slab_exact(const vl_bvh_node4* w, vl_ray1* r, float tmax, vl
     return vl_k4_slab_parallel(&r->slab, &b, tnear);
 }
 
+/* Where the leaves' primitives are, as an integer, and the bytes of one. */
+static inline uintptr_t leaf_base(const vl_bvh* bvh, uintptr_t* leaf_bytes) {
+    const int tris = bvh->kind == VL_BVH_TRIANGLES;
+    *leaf_bytes = tris ? sizeof(vl_bvh_tri) : sizeof(vl_bvh_box);
+    return tris ? (uintptr_t)bvh->tris : (uintptr_t)bvh->boxes;
+}
+
 /* Fetches the children of w whose bits are set (a node4: both its lines; a leaf: its first and
  * last primitive); the others' fetches go to w itself, in cache. No branch: the addresses are
  * integers until chosen (an empty child's points nowhere). Inlined always: gcc 12 deletes a call
  * to a function that only prefetches (its modref pass finds no side effect). */
 VL_INLINE void prefetch_hit_children(const vl_bvh* bvh, const vl_bvh_node4* w, uint32_t bits) {
-    const int tris = bvh->kind == VL_BVH_TRIANGLES;
-    const uintptr_t leaves = tris ? (uintptr_t)bvh->tris : (uintptr_t)bvh->boxes, self = (uintptr_t)w;
-    const uintptr_t leaf_bytes = tris ? sizeof(vl_bvh_tri) : sizeof(vl_bvh_box);
+    uintptr_t leaf_bytes;
+    const uintptr_t leaves = leaf_base(bvh, &leaf_bytes), self = (uintptr_t)w;
     for (uint32_t i = 0; i < 4; i++) {
         uintptr_t c = w->child[i], n = w->count[i], take = (uintptr_t)0 - ((bits >> i) & 1u);
         uintptr_t node = (uintptr_t)bvh->wide + c * sizeof(vl_bvh_node4), leaf = leaves + c * leaf_bytes;
@@ -209,11 +215,13 @@ static inline void walk_visit(const vl_bvh* bvh, vl_ray1* r, const float* rec, v
  * lines, a leaf's first four). Inlined always (see prefetch_hit_children). */
 VL_INLINE void prefetch_next(const vl_bvh* bvh, const vl_stack1* stack, uint32_t top) {
     if (!top) return;
-    uint32_t c = stack->child[top - 1];
-    const char* p = stack->count[top - 1] ? (const char*)&bvh->tris[c] : (const char*)&bvh->wide[c];
+    uintptr_t leaf_bytes, c = stack->child[top - 1];
+    const uintptr_t leaves = leaf_base(bvh, &leaf_bytes);
+    const int leaf = stack->count[top - 1] != 0;
+    const char* p = (const char*)(leaf ? leaves + c * leaf_bytes : (uintptr_t)bvh->wide + c * sizeof(vl_bvh_node4));
     __builtin_prefetch(p);
     __builtin_prefetch(p + 64);
-    if (stack->count[top - 1]) __builtin_prefetch(p + 128), __builtin_prefetch(p + 192);
+    if (leaf) __builtin_prefetch(p + 128), __builtin_prefetch(p + 192);
 }
 
 /* A ray in flight in the interleaved walk. */
