@@ -285,6 +285,7 @@ static void test_tunings(void) {
                 vl_bvh_tune.seed_list = order == 3 ? 1 : 8;
                 vl_bvh_tune.seed_fanout = order & 1 ? 64 : 12;
                 vl_bvh_tune.walk_prefetch_mb = order & 1 ? 0 : 24; /* 0: walks fetch ahead in this small tree */
+                vl_bvh_tune.walk_pairs = order != 2; /* 0: one walk per node step, also on AVX2 */
                 char name[64];
                 snprintf(name, sizeof name, "world w%u r%u o%u wide %u", widths[w], remnant, order & 1, order >> 1);
                 vl_bvh_desc d = vl_bvh_default_desc();

@@ -28,6 +28,8 @@ typedef struct vl_bvh_tuning {
     uint32_t stream_leaves_any;     /* any-hit batches with fewer rays than the tree's leaves / this also go as
                                        walks (0: none) */
     uint32_t stream_leaves_closest; /* the same for closest hit */
+    uint32_t walk_pairs;            /* 1: the walks' node4 steps go two walks per 8-lane pass, where 8 lanes are
+                                       native (0: one walk per step) */
 } vl_bvh_tuning;
 
 extern vl_bvh_tuning vl_bvh_tune;
@@ -59,10 +61,11 @@ typedef struct vl_bvh_jobs {
     const float* tnear;
 } vl_bvh_jobs;
 
-/* Traces the jobs with VL_WALKS single-ray walks in flight taking one step each in turn, so that
- * one walk's node fetches overlap the others' work; in a tree of vl_bvh_tune.walk_prefetch_mb or
- * more, each turn also fetches what the walk visits next. Walks of the same record share its tmax.
- * scratch: vl_bvh_interleaved_scratch() bytes, 64-byte aligned. */
+/* Traces the jobs with VL_WALKS single-ray walks in flight, in rounds: each walk pops its next
+ * visit, then the node visits are made (two walks per 8-lane pass where 8 lanes are native), then
+ * the leaves, so that one walk's node fetches overlap the others' work; in a tree of
+ * vl_bvh_tune.walk_prefetch_mb or more, each step also fetches what the walk visits next. Walks
+ * of the same record share its tmax. scratch: vl_bvh_interleaved_scratch() bytes, 64-byte aligned. */
 void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* jobs, int parallel, int any_hit,
                               vl_hit* hits, void* scratch);
 size_t vl_bvh_interleaved_scratch(void);

@@ -16,7 +16,7 @@
  * vl_bvh_trace_interleaved). Batches go as walks below 4096 rays, or below one ray per 16 leaves
  * of the tree (any hit) or per 4 (closest hit): see vl_bvh_raycast. */
 vl_bvh_tuning vl_bvh_tune = {131072u, 4u,  4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u,
-                             12u,     24u, 16u,   4u};
+                             12u,     24u, 16u,   4u,   1u};
 
 #define VL_W 4
 #include "bvh/traverse_batch_w.h"

@@ -228,6 +228,15 @@ VL_INLINE vl_i8 vl_i8_sign_mask(vl_i8 a) { return simde_mm256_srai_epi32(a, 31);
 VL_INLINE vl_i8 vl_i8_shr_var(vl_i8 a, vl_i8 count) { return simde_mm256_srlv_epi32(a, count); }
 /* lane j = a's lane idx[j] & 7 */
 VL_INLINE vl_i8 vl_i8_permute(vl_i8 a, vl_i8 idx) { return simde_mm256_permutevar8x32_epi32(a, idx); }
+/* lane j = a's lane idx[j] & 3 of the same 128-bit half */
+VL_INLINE vl_i8 vl_i8_permute_halves(vl_i8 a, vl_i8 idx) {
+    return simde_mm256_castps_si256(simde_mm256_permutevar_ps(simde_mm256_castsi256_ps(a), idx));
+}
+VL_INLINE vl_i4 vl_i8_low(vl_i8 a) { return simde_mm256_castsi256_si128(a); }
+VL_INLINE vl_i4 vl_i8_high(vl_i8 a) { return simde_mm256_extracti128_si256(a, 1); }
+VL_INLINE vl_i8 vl_i8_join(vl_i4 low, vl_i4 high) {
+    return simde_mm256_inserti128_si256(simde_mm256_castsi128_si256(low), high, 1);
+}
 VL_INLINE vl_i8 vl_f8_as_i(vl_f8 a) { return simde_mm256_castps_si256(a); }
 VL_INLINE vl_f8 vl_i8_as_f(vl_i8 a) { return simde_mm256_castsi256_ps(a); }
 
