@@ -207,11 +207,12 @@ static inline void walk_leaf(const vl_bvh* bvh, vl_ray1* r, const float* rec, ui
     *tmax = done ? -1.0f : *tmax;
 }
 
-/* Visits `at`: pushes a node4's children hit, or tests a leaf's primitives. */
+/* Visits `at` (one ray at a time): pushes a node4's children hit, fetching them, or tests a
+ * leaf's primitives. */
 static inline void walk_visit(const vl_bvh* bvh, vl_ray1* r, const float* rec, vl_stack1* stack, uint32_t* top,
-                              vl_visit at, int any_hit, float* tmax, vl_hit* hit, int prefetch) {
+                              vl_visit at, int any_hit, float* tmax, vl_hit* hit) {
     if (!at.count) {
-        *top = push_children(bvh, &bvh->wide[at.child], r, *tmax, stack, *top, prefetch);
+        *top = push_children(bvh, &bvh->wide[at.child], r, *tmax, stack, *top, 1);
         return;
     }
     walk_leaf(bvh, r, rec, top, at, any_hit, tmax, hit);
@@ -312,9 +313,9 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
  * the leaves. A walk whose stack is empty starts the next job. Measured against one walk's step
  * per turn in round robin (session 8, batches of 1024, closest hit, Mrays/s): AVX2, bunny random
  * 12.2 -> 12.9, diffuse 2.77 -> 3.17, LOS 5.19 -> 6.06; world diffuse 3.38 -> 3.87; SSE4.1 (one
- * walk per step), bunny random 8.1 -> 9.1, diffuse 2.04 -> 2.26, LOS 4.19 -> 4.48. A node step
- * loads while the other walks' run, and so a fetch ahead a round early (prefetch_next) pays in
- * large trees only (session 7, round robin: worlds of 609K and 1.1M triangles, 46 and 85 MB,
+ * walk per step), bunny random 8.1 -> 9.1, diffuse 2.04 -> 2.26, LOS 4.19 -> 4.48. A step's
+ * loads overlap the other walks' steps, so fetching a walk's next visit a round early
+ * (prefetch_next) pays in large trees only (session 7, round robin: worlds of 609K and 1.1M triangles, 46 and 85 MB,
  * +8-12% and +16-27%; 131K triangles, 10 MB, -4 to -7%; the bunny and the camel -6 to -20%). */
 void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* jobs, int parallel, int any_hit,
                               vl_hit* hits, void* scratch) {
@@ -384,7 +385,7 @@ vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, 
     uint32_t top = 0;
     float tmax = rec[VL_RR_TMAX];
     const int any_hit = (flags & VL_RAY_ANY) != 0;
-    do walk_visit(bvh, &r, rec, &stack, &top, at, any_hit, &tmax, hit, 1);
+    do walk_visit(bvh, &r, rec, &stack, &top, at, any_hit, &tmax, hit);
     while (walk_pop(&stack, &top, tmax, &at));
     return VL_OK;
 }
