@@ -323,6 +323,18 @@ static void test_far_first(test_rng* rng, uint32_t rounds) {
         }
         CHECK(ok, "far_first: t %g %g %g %g hit %x -> lanes %u %u %u %u", tn[0], tn[1], tn[2], tn[3], bits, key[0] & 3u,
               key[1] & 3u, key[2] & 3u, key[3] & 3u);
+        /* 8 lanes (two walks' nodes): each half is the 4-lane order of its own lanes */
+        float tn8[8], hit8[8];
+        for (int i = 0; i < 8; i++) {
+            tn8[i] = i < 4 ? tn[3 - i] : tn[i - 4];
+            memcpy(&hit8[i], i < 4 ? &hit[(i + 1) & 3] : &hit[i - 4], sizeof(float));
+        }
+        uint32_t key8[8], low[4], high[4];
+        vl_i8_storeu(key8, vl_b8_far_first(vl_f8_loadu(hit8), vl_f8_loadu(tn8)));
+        vl_i4_storeu(low, vl_b4_far_first(vl_f4_loadu(hit8), vl_f4_loadu(tn8)));
+        vl_i4_storeu(high, vl_b4_far_first(vl_f4_loadu(hit8 + 4), vl_f4_loadu(tn8 + 4)));
+        CHECK(!memcmp(key8, low, sizeof low) && !memcmp(key8 + 4, high, sizeof high),
+              "far_first, 8 lanes: halves differ from the 4-lane order (hit %x)", bits);
     }
 }
 

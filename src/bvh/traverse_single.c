@@ -160,15 +160,21 @@ VL_INLINE void prefetch_hit_children(const vl_bvh* bvh, const vl_bvh_node4* w, u
     }
 }
 
+/* Stores 4 visits (three columns) on the stack at top. */
+VL_INLINE void stack_put4(vl_stack1* stack, uint32_t top, vl_i4 child, vl_i4 count, vl_i4 tnear) {
+    vl_i4_storeu(&stack->child[top], child);
+    vl_i4_storeu(&stack->count[top], count);
+    vl_i4_storeu(&stack->tnear[top], tnear);
+}
+
 /* Puts the visits child[j], count[j] (j < 4) whose lane of `hit` is set on the stack at top,
  * farthest entry t (tn) first, in the order of a sorting network: all 4 are stored, the others
  * past the new top, so that no branch depends on how many go on. Returns the new top. */
 VL_INLINE uint32_t stack_push4(vl_stack1* stack, uint32_t top, vl_f4 hit, vl_f4 tn, const uint32_t* child,
                                const uint32_t* count) {
     vl_i4 key = vl_b4_far_first(hit, tn), lane = vl_i4_and(key, vl_i4_set1(3));
-    vl_i4_storeu(&stack->child[top], vl_i4_permute(vl_i4_loadu(child), lane));
-    vl_i4_storeu(&stack->count[top], vl_i4_permute(vl_i4_loadu(count), lane));
-    vl_i4_storeu(&stack->tnear[top], vl_i4_and(key, vl_i4_set1(~3)));
+    stack_put4(stack, top, vl_i4_permute(vl_i4_loadu(child), lane), vl_i4_permute(vl_i4_loadu(count), lane),
+               vl_i4_and(key, vl_i4_set1(~3)));
     return top + (uint32_t)__builtin_popcount(vl_f4_bits(hit));
 }
 
@@ -292,16 +298,12 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
         tf = vl_f8_min(tf, vl_f8_max(t0, t1));
     }
     vl_f8 hit = vl_f8_le(tn, tf);
-    vl_i8 key = vl_b8_far_first_pair(hit, tn), lane = vl_i8_and(key, vl_i8_set1(3));
+    vl_i8 key = vl_b8_far_first(hit, tn), lane = vl_i8_and(key, vl_i8_set1(3));
     vl_i8 child = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->child), vl_i4_loadu(nb->child)), lane);
     vl_i8 count = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->count), vl_i4_loadu(nb->count)), lane);
     vl_i8 tnear = vl_i8_and(key, vl_i8_set1(~3));
-    vl_i4_storeu(&a->stack.child[a->top], vl_i8_low(child));
-    vl_i4_storeu(&a->stack.count[a->top], vl_i8_low(count));
-    vl_i4_storeu(&a->stack.tnear[a->top], vl_i8_low(tnear));
-    vl_i4_storeu(&b->stack.child[b->top], vl_i8_high(child));
-    vl_i4_storeu(&b->stack.count[b->top], vl_i8_high(count));
-    vl_i4_storeu(&b->stack.tnear[b->top], vl_i8_high(tnear));
+    stack_put4(&a->stack, a->top, vl_i8_low(child), vl_i8_low(count), vl_i8_low(tnear));
+    stack_put4(&b->stack, b->top, vl_i8_high(child), vl_i8_high(count), vl_i8_high(tnear));
     const uint32_t bits = vl_f8_bits(hit);
     a->top += (uint32_t)__builtin_popcount(bits & 15u);
     b->top += (uint32_t)__builtin_popcount(bits >> 4);

@@ -63,39 +63,6 @@ VL_INLINE uint32_t* vl_b8_compress(uint32_t* dst, const uint32_t* ids, uint32_t 
     return dst + __builtin_popcount(bits);
 }
 
-/* The order in which a single-ray walk pushes a node4's children, without a branch: the children
- * hit (lanes of `hit`) by entry t (tn, at least -0), farthest first and of equal ones the last lane
- * first, then the missed ones. Lane j of the result is the j-th child's key: its t's bits with
- * the two low bits replaced by its lane (the key & ~3, as a float, is at most its t: a safe entry
- * t to cull by). A sorting network of 5 compare-exchanges on the keys as integers. */
-VL_INLINE vl_i4 vl_b4_far_first(vl_f4 hit, vl_f4 tn) {
-    const vl_i4 lane = simde_mm_setr_epi32(0, 1, 2, 3);
-    vl_i4 t = vl_i4_max(vl_f4_as_i(tn), vl_i4_set1(0)); /* -0 sorts as +0 */
-    vl_i4 key = vl_i4_or(vl_i4_and(t, vl_i4_set1(~3)), lane);
-    key = vl_f4_as_i(vl_f4_select(hit, vl_i4_as_f(key), vl_i4_as_f(vl_i4_sub(lane, vl_i4_set1(4)))));
-    vl_i4 s = simde_mm_shuffle_epi32(key, SIMDE_MM_SHUFFLE(2, 3, 0, 1)); /* (0, 1) and (2, 3) */
-    key = simde_mm_blend_epi16(vl_i4_max(key, s), vl_i4_min(key, s), 0xCC);
-    s = simde_mm_shuffle_epi32(key, SIMDE_MM_SHUFFLE(1, 0, 3, 2)); /* (0, 2) and (1, 3) */
-    key = simde_mm_blend_epi16(vl_i4_max(key, s), vl_i4_min(key, s), 0xF0);
-    s = simde_mm_shuffle_epi32(key, SIMDE_MM_SHUFFLE(3, 1, 2, 0)); /* (1, 2) */
-    return simde_mm_blend_epi16(vl_i4_max(key, s), vl_i4_min(key, s), 0x30);
-}
-
-/* vl_b4_far_first on each 128-bit half: two walks' node4 children at once (lanes 0-3 and 4-7),
- * each half sorted on its own (every step is in-lane). */
-VL_INLINE vl_i8 vl_b8_far_first_pair(vl_f8 hit, vl_f8 tn) {
-    const vl_i8 lane = simde_mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3);
-    vl_i8 t = vl_i8_max(vl_f8_as_i(tn), vl_i8_set1(0));
-    vl_i8 key = vl_i8_or(vl_i8_and(t, vl_i8_set1(~3)), lane);
-    key = vl_f8_as_i(vl_f8_select(hit, vl_i8_as_f(key), vl_i8_as_f(vl_i8_sub(lane, vl_i8_set1(4)))));
-    vl_i8 s = simde_mm256_shuffle_epi32(key, SIMDE_MM_SHUFFLE(2, 3, 0, 1));
-    key = simde_mm256_blend_epi16(vl_i8_max(key, s), vl_i8_min(key, s), 0xCC);
-    s = simde_mm256_shuffle_epi32(key, SIMDE_MM_SHUFFLE(1, 0, 3, 2));
-    key = simde_mm256_blend_epi16(vl_i8_max(key, s), vl_i8_min(key, s), 0xF0);
-    s = simde_mm256_shuffle_epi32(key, SIMDE_MM_SHUFFLE(3, 1, 2, 0));
-    return simde_mm256_blend_epi16(vl_i8_max(key, s), vl_i8_min(key, s), 0x30);
-}
-
 #define VL_W 4
 #include "simd/bvh_kernels_w.h"
 #undef VL_W

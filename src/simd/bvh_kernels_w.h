@@ -6,6 +6,7 @@
 #define VL_V(op) VL_BP3(vl_f, VL_W, _##op)
 #define VL_B(name) VL_BP3(vl_b, VL_W, _##name)
 #define VL_I(op) VL_BP3(vl_i, VL_W, _##op)
+#define VI VL_BP3(vl_i, VL_W, )
 #define TRIV VL_BP3(vl_triv, VL_W, )
 
 /* One triangle broadcast to every lane: v0, e1 = v1 - v0, e2n = v0 - v2, ng = e1 x (v2 - v0). */
@@ -77,6 +78,26 @@ VL_INLINE uint32_t VL_B(ray_tris)(const float* tris, uint32_t stride, uint32_t n
     return VL_V(bits)(VL_V(and)(m, VL_V(first)(n)));
 }
 
+/* The order in which a single-ray walk pushes a node4's children, without a branch, for each
+ * 128-bit half on its own (8 lanes: two walks' nodes): the children hit (lanes of `hit`) by entry
+ * t (tn, at least -0), farthest first and of equal ones the last lane first, then the missed ones.
+ * Lane j of the result is the j-th child's key: its t's bits with the two low bits replaced by its
+ * lane within the half (the key & ~3, as a float, is at most its t: a safe entry t to cull by). A
+ * sorting network of 5 compare-exchanges on the keys as integers. */
+VL_INLINE VI VL_B(far_first)(VF hit, VF tn) {
+    static const int32_t quad[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+    const VI lane = VL_I(loadu)(quad);
+    VI t = VL_I(max)(VL_V(as_i)(tn), VL_I(set1)(0)); /* -0 sorts as +0 */
+    VI key = VL_I(or)(VL_I(and)(t, VL_I(set1)(~3)), lane);
+    key = VL_V(as_i)(VL_V(select)(hit, VL_I(as_f)(key), VL_I(as_f)(VL_I(sub)(lane, VL_I(set1)(4)))));
+    VI s = VL_I(shuffle)(key, SIMDE_MM_SHUFFLE(2, 3, 0, 1)); /* (0, 1) and (2, 3) */
+    key = VL_I(blend16)(VL_I(max)(key, s), VL_I(min)(key, s), 0xCC);
+    s = VL_I(shuffle)(key, SIMDE_MM_SHUFFLE(1, 0, 3, 2)); /* (0, 2) and (1, 3) */
+    key = VL_I(blend16)(VL_I(max)(key, s), VL_I(min)(key, s), 0xF0);
+    s = VL_I(shuffle)(key, SIMDE_MM_SHUFFLE(3, 1, 2, 0)); /* (1, 2) */
+    return VL_I(blend16)(VL_I(max)(key, s), VL_I(min)(key, s), 0x30);
+}
+
 /* Ray records for the traversals of VL_W caller rays: ray j's 8 floats (origin, tmin, dir, tmax,
  * as vl_ray) at rays + 8 j; its record at rec + stride j, three quads: (origin, tmin),
  * (1 / dir, tmax), (dir, tmax), where dir's components under FLT_MIN in magnitude are flushed to
@@ -124,4 +145,5 @@ VL_INLINE uint32_t VL_B(rayrecs)(const float* rays, float* rec, uint32_t stride,
 #undef VL_V
 #undef VL_B
 #undef VL_I
+#undef VI
 #undef TRIV
