@@ -337,7 +337,7 @@ int register_all() {
             for (uint32_t flags = 0; flags < 2; flags++) {
                 std::string p = "bvh/" + sc + "/" + kRaySets[r] + "/" + (flags ? "any" : "closest") + "/";
                 benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley_batch, which, r, flags)
-                    ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Arg(1 << 20)
+                    ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Arg(1 << 20)
                     ->Unit(benchmark::kMillisecond)->UseRealTime();
                 // the same batches with the hint VL_RAY_GROUP_BY_ORIGIN (it changes batches of several chunks only)
                 benchmark::RegisterBenchmark((p + "volley_grouped").c_str(), BM_volley_batch, which, r,

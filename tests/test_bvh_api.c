@@ -105,7 +105,7 @@ static void test_query_errors(void) {
          * grouped by origin */
         if (k == rounds) {
             vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-            vl_bvh_tune.stream_leaves_any = vl_bvh_tune.stream_leaves_closest = 0;
+            vl_bvh_tune.stream_leaves_any = vl_bvh_tune.stream_leaves = 0;
         }
         if (k == 2 * rounds) vl_bvh_tune.chunk = 5;
         uint32_t n = sizes[k % rounds];
@@ -170,7 +170,7 @@ static void test_out_of_memory(void) {
         vl_bvh_tuning saved = vl_bvh_tune;
         for (int small = 0; small < 2; small++) {
             vl_bvh_tune.small_closest = small ? 4096 : 0; /* streams, then interleaved walks */
-            vl_bvh_tune.stream_leaves_closest = small ? 4 : 0;
+            vl_bvh_tune.stream_leaves = small ? 4 : 0;
             CHECK(vl_bvh_raycast(bvh, rays, n, 0, want) == VL_ERR_INVALID_QUERY, "raycast");
             hooks.budget = 0;
             size_t before = hooks.bytes;

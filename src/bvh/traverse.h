@@ -25,9 +25,9 @@ typedef struct vl_bvh_tuning {
                              culled one by one) */
     uint32_t walk_prefetch_mb; /* interleaved walks fetch each walk's next visit a turn ahead in trees of at
                                   least this many MiB (0: in every tree) */
-    uint32_t stream_leaves_any;     /* any-hit batches with fewer rays than the tree's leaves / this also go as
-                                       walks (0: none) */
-    uint32_t stream_leaves_closest; /* the same for closest hit */
+    uint32_t stream_leaves_any; /* any-hit batches in trees of walk_prefetch_mb or more with fewer rays entering
+                                   the tree's box than its leaves / this also go as walks (0: none) */
+    uint32_t stream_leaves;     /* the same for the other batches */
     uint32_t walk_pairs;            /* 1: the walks' node4 steps go two walks per 8-lane pass, where 8 lanes are
                                        native (0: one walk per step) */
 } vl_bvh_tuning;

@@ -13,12 +13,12 @@
  * world 5-15% faster at 4 or 8). Batches under 4096 rays: streams over 3 levels of node4s at most,
  * from lists of 8 rays, while the rays hit at most 1.5 children each on average (measured in
  * session 6: see seed_top). Walks fetch ahead in trees of 24 MiB or more (see
- * vl_bvh_trace_interleaved). Batches go as walks below 4096 rays, or below one ray per 16 leaves
- * of the tree (any hit) or per 4 (closest hit): see vl_bvh_raycast. The walks' node steps go two
+ * vl_bvh_trace_interleaved). Batches go as walks below 4096 rays, or below one ray entering the
+ * tree per 2 of its leaves (per 16 for any hit in a tree of 24 MiB or more): see vl_bvh_raycast. The walks' node steps go two
  * walks per 8-lane pass where 8 lanes are native (walk_pairs; session 8: see
  * vl_bvh_trace_interleaved). */
 vl_bvh_tuning vl_bvh_tune = {131072u, 4u,  4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u,
-                             12u,     24u, 16u,   4u,   1u};
+                             12u,     24u, 16u,   2u,   1u};
 
 #define VL_W 4
 #include "bvh/traverse_batch_w.h"
@@ -145,6 +145,25 @@ static vl_status load_chunk(const vl_ray* rays, uint32_t base, const uint32_t* o
     return status;
 }
 
+/* Rays sampled to estimate how many of a batch enter the tree's box. */
+#define VL_ENTRY_SAMPLE 512u
+
+/* About how many of the batch's rays enter the tree's box: those of a sample (VL_ENTRY_SAMPLE
+ * rays evenly spaced), scaled to the batch. Invalid rays enter nothing. */
+static uint32_t rays_entering(const vl_bvh* bvh, const vl_ray* rays, uint32_t count) {
+    const vl_bvh_node* root = &bvh->nodes[0];
+    const uint32_t step = count / VL_ENTRY_SAMPLE + 1;
+    uint32_t in = 0, sampled = 0;
+    for (uint32_t i = 0; i < count; i += step, sampled++) {
+        _Alignas(16) float rec[VL_RAYREC_FLOATS];
+        float t;
+        if (!vl_bvh_ray_valid(&rays[i])) continue;
+        const int parallel = vl_bvh_rayrec_set(rec, &rays[i]) != 0;
+        in += (uint32_t)vl_bvh_ray_box(rec, root->min, root->max, rec[VL_RR_TMAX], parallel, &t);
+    }
+    return (uint32_t)((uint64_t)count * in / sampled);
+}
+
 /* The batch one ray at a time, without scratch. */
 static vl_status raycast_one_by_one(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
                                     vl_hit* hits) {
@@ -251,15 +270,19 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     const int any_hit = (flags & VL_RAY_ANY) != 0;
     vl_status status = VL_OK;
 
-    /* measured: below a few thousand rays, or a few rays per leaf of a large tree, lists are too
-     * sparse for the streams to beat the single-ray walks, which then go interleaved (session 7:
-     * the world's 201K leaves, batches of 4096 to 65536, closest hit: walks ahead of streams on line
-     * of sight by 14-150%, on random rays by 3-27%, behind on diffuse ones by up to 7%; any hit,
-     * ahead at 4096 and 8192 by 6-31%, from 16384 mostly behind) */
+    /* measured: below a few thousand rays, or under one ray entering the tree per 2 leaves (per 16
+     * for any hit in a tree larger than the cache), lists are too sparse for the streams to beat
+     * the single-ray walks, which then go interleaved (session 9, batches of 2048 to 65536: on the
+     * bunny and the camel, in cache, the walks lead up to about one ray per 2 leaves, by up to 40%
+     * on random rays and line of sight, and the streams lead beyond, by up to 2x on bounces; on the
+     * world, 201K leaves and 86 MB, the walks lead on closest hit up to 65536 rays, on line of
+     * sight by 17-150%, and on any hit up to 8192; rays that miss the tree's box count for neither) */
     const uint32_t leaves = (bvh->node_count + 1) / 2;
     const uint32_t floor_rays = any_hit ? vl_bvh_tune.small_batch : vl_bvh_tune.small_closest;
-    const uint32_t per_ray = any_hit ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves_closest;
-    const int small = count < floor_rays || (per_ray && count < leaves / per_ray);
+    const int cached = vl_bvh_bytes(bvh) < ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
+    const uint32_t per_ray = any_hit && !cached ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves;
+    const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
+    const int small = count < floor_rays || (dense && (count < dense || rays_entering(bvh, rays, count) < dense));
     uint32_t chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
     if (chunk > count) chunk = count;
     const int wide = vl_bvh_tune.wide != 0;
