@@ -145,6 +145,11 @@ static vl_status load_chunk(const vl_ray* rays, uint32_t base, const uint32_t* o
     return status;
 }
 
+/* Walks take a batch this many rays at a time, so that its records and seeds stay in L2
+ * (session 9, batches of 65536 rays on the world, closest hit: random +49%, diffuse +18%, line of
+ * sight +11%; batches of 16384 within 3%). */
+#define VL_WALK_CHUNK 4096u
+
 /* Rays sampled to estimate how many of a batch enter the tree's box. */
 #define VL_ENTRY_SAMPLE 512u
 
@@ -284,6 +289,7 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
     const int small = count < floor_rays || (dense && (count < dense || rays_entering(bvh, rays, count) < dense));
     uint32_t chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
+    if (small && chunk > VL_WALK_CHUNK) chunk = VL_WALK_CHUNK;
     if (chunk > count) chunk = count;
     const int wide = vl_bvh_tune.wide != 0;
     size_t rec_bytes = sizeof(float) * VL_RAYREC_FLOATS * (size_t)chunk;
