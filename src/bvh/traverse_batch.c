@@ -14,9 +14,9 @@
  * from lists of 8 rays, while the rays hit at most 1.5 children each on average (measured in
  * session 6: see seed_top). Walks fetch ahead in trees of 24 MiB or more (see
  * vl_bvh_trace_interleaved). Batches go as walks below 4096 rays, or below one ray entering the
- * tree per 2 of its leaves (per 16 for any hit in a tree of 24 MiB or more): see vl_bvh_raycast. The walks' node steps go two
- * walks per 8-lane pass where 8 lanes are native (walk_pairs; session 8: see
- * vl_bvh_trace_interleaved). */
+ * tree per 2 of its leaves (per 16 for any hit in a tree of 24 MiB or more): see vl_bvh_raycast.
+ * The walks' node steps go two walks per 8-lane pass where 8 lanes are native (walk_pairs;
+ * session 8: see vl_bvh_trace_interleaved). */
 vl_bvh_tuning vl_bvh_tune = {131072u, 4u,  4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u,
                              12u,     24u, 16u,   2u,   1u};
 
