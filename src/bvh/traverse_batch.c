@@ -287,7 +287,8 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     const int cached = vl_bvh_bytes(bvh) < ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
     const uint32_t per_ray = any_hit && !cached ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves;
     const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
-    const int small = count < floor_rays || (dense && (count < dense || rays_entering(bvh, rays, count) < dense));
+    const int small =
+        count < floor_rays || (dense && (count < dense || rays_entering(bvh, rays, count) < dense));
     uint32_t chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
     if (small && chunk > VL_WALK_CHUNK) chunk = VL_WALK_CHUNK;
     if (chunk > count) chunk = count;
