@@ -34,6 +34,12 @@ typedef struct vl_bvh_tuning {
 
 extern vl_bvh_tuning vl_bvh_tune;
 
+/* Whether the tree takes vl_bvh_tune.walk_prefetch_mb or more: too large for the cache, so that
+ * the walks fetch ahead and any-hit batches go to the streams sooner. */
+static inline int vl_bvh_outgrows_cache(const vl_bvh* bvh) {
+    return vl_bvh_bytes(bvh) >= ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
+}
+
 /* Rays in flight in the interleaved walk. */
 #define VL_WALKS 16u
 

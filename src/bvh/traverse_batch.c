@@ -284,13 +284,13 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
      * sight by 17-150%, and on any hit up to 8192; rays that miss the tree's box count for neither) */
     const uint32_t leaves = (bvh->node_count + 1) / 2;
     const uint32_t floor_rays = any_hit ? vl_bvh_tune.small_batch : vl_bvh_tune.small_closest;
-    const int cached = vl_bvh_bytes(bvh) < ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
-    const uint32_t per_ray = any_hit && !cached ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves;
+    const uint32_t per_ray =
+        any_hit && vl_bvh_outgrows_cache(bvh) ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves;
     const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
     const int small =
         count < floor_rays || (dense && (count < dense || rays_entering(bvh, rays, count) < dense));
-    uint32_t chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
-    if (small && chunk > VL_WALK_CHUNK) chunk = VL_WALK_CHUNK;
+    const uint32_t stream_chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
+    uint32_t chunk = small && stream_chunk > VL_WALK_CHUNK ? VL_WALK_CHUNK : stream_chunk;
     if (chunk > count) chunk = count;
     const int wide = vl_bvh_tune.wide != 0;
     size_t rec_bytes = sizeof(float) * VL_RAYREC_FLOATS * (size_t)chunk;
@@ -300,10 +300,11 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     size_t arena_bytes = sizeof(uint32_t) * ((size_t)arena_size + VL_MAX_W);
     size_t mask_bytes = sizeof(uint32_t) * ((size_t)chunk / 2 + 2);
     size_t walk_bytes = vl_bvh_interleaved_scratch() + sizeof(uint32_t) * 2 * VL_QUEUE;
-    /* VL_RAY_GROUP_BY_ORIGIN: a batch of several chunks is traced in the order of order_by_origin,
-     * each chunk's hits gathered first, then scattered */
+    /* VL_RAY_GROUP_BY_ORIGIN: a batch of more than one stream chunk (as bvh.h says, walks or
+     * streams) is traced in the order of order_by_origin, each chunk's hits gathered first, then
+     * scattered */
     const uint32_t chunks = (uint32_t)(((uint64_t)count + chunk - 1) / chunk);
-    const int ordered = (flags & VL_RAY_GROUP_BY_ORIGIN) && chunks > 1 && chunks <= 65536u;
+    const int ordered = (flags & VL_RAY_GROUP_BY_ORIGIN) && count > stream_chunk && chunks <= 65536u;
     size_t order_bytes = ordered ? sizeof(vl_hit) * (size_t)chunk + sizeof(uint32_t) * ((size_t)count + chunks) +
                                        sizeof(uint16_t) * ((size_t)count + 1)
                                  : 0;

@@ -281,23 +281,23 @@ static int walk_start(vl_walk* w, float* rec, const vl_bvh_jobs* jobs, uint32_t*
 
 #if VL_SIMD_PREFERRED_WIDTH == 8
 /* The node4 steps of two walks in one 8-lane pass: walk a's ray against its node's 4 child boxes
- * in lanes 0-3, walk b's in lanes 4-7. A box's entry t per axis is the lesser of its two planes'
- * (slab_signed's value, picked there by the direction's sign); the children hit go on each walk's
- * stack as stack_push4 puts them. Only where 8 lanes are native: emulated, they measure no gain. */
+ * in lanes 0-3, walk b's in lanes 4-7, by vl_k8_slab, whose entry t per axis is the lesser of the
+ * two planes' (slab_signed's value, picked there by the direction's sign); the children hit go on
+ * each walk's stack as stack_push4 puts them. Only where 8 lanes are native: emulated, they
+ * measure no gain. */
 static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b) {
     const vl_bvh_node4 *na = &bvh->wide[a->at.child], *nb = &bvh->wide[b->at.child];
-    vl_f8 tn = vl_f8_join(a->ray.slab.tmin, b->ray.slab.tmin);
-    vl_f8 tf = vl_f8_join(vl_f4_set1(a->rec[VL_RR_TMAX]), vl_f4_set1(b->rec[VL_RR_TMAX]));
+    vl_rayv8 r;
+    vl_boxv8 box;
+    r.tmin = vl_f8_join(a->ray.slab.tmin, b->ray.slab.tmin);
+    r.tmax = vl_f8_join(vl_f4_set1(a->rec[VL_RR_TMAX]), vl_f4_set1(b->rec[VL_RR_TMAX]));
     for (int ax = 0; ax < 3; ax++) {
-        vl_f8 o = vl_f8_join(a->ray.slab.origin[ax], b->ray.slab.origin[ax]);
-        vl_f8 inv = vl_f8_join(a->ray.slab.inv_dir[ax], b->ray.slab.inv_dir[ax]);
-        vl_f8 lo = vl_f8_join(vl_f4_load(na->bounds[ax]), vl_f4_load(nb->bounds[ax]));
-        vl_f8 hi = vl_f8_join(vl_f4_load(na->bounds[3 + ax]), vl_f4_load(nb->bounds[3 + ax]));
-        vl_f8 t0 = vl_f8_mul(vl_f8_sub(lo, o), inv), t1 = vl_f8_mul(vl_f8_sub(hi, o), inv);
-        tn = vl_f8_max(tn, vl_f8_min(t0, t1));
-        tf = vl_f8_min(tf, vl_f8_max(t0, t1));
+        r.origin[ax] = vl_f8_join(a->ray.slab.origin[ax], b->ray.slab.origin[ax]);
+        r.inv_dir[ax] = vl_f8_join(a->ray.slab.inv_dir[ax], b->ray.slab.inv_dir[ax]);
+        box.min[ax] = vl_f8_join(vl_f4_load(na->bounds[ax]), vl_f4_load(nb->bounds[ax]));
+        box.max[ax] = vl_f8_join(vl_f4_load(na->bounds[3 + ax]), vl_f4_load(nb->bounds[3 + ax]));
     }
-    vl_f8 hit = vl_f8_le(tn, tf);
+    vl_f8 tn, hit = vl_k8_slab(&r, &box, &tn);
     vl_i8 key = vl_b8_far_first(hit, tn), lane = vl_i8_and(key, vl_i8_set1(3));
     vl_i8 child = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->child), vl_i4_loadu(nb->child)), lane);
     vl_i8 count = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->count), vl_i4_loadu(nb->count)), lane);
@@ -325,7 +325,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
     vl_walk *nodes[VL_WALKS], *leaves[VL_WALKS];
     uint32_t slot[VL_WALKS], next = 0, live = 0;
     while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, hits)) slot[live] = live, live++;
-    const int ahead = vl_bvh_bytes(bvh) >= ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
+    const int ahead = vl_bvh_outgrows_cache(bvh);
     const int pairs = !parallel && vl_bvh_tune.walk_pairs; /* the pairs' slab wants every inverse finite */
     while (live) {
         uint32_t n_nodes = 0, n_leaves = 0;
