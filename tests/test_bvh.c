@@ -280,7 +280,7 @@ static void test_tunings(void) {
                    order 0: the small way without seeds */
                 const int small = remnant == 8 || (remnant == 16 && order == 0);
                 vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = small ? 4096 : remnant ? 8 : 0;
-                vl_bvh_tune.stream_leaves_any = vl_bvh_tune.stream_leaves = small ? 1 : 0;
+                vl_bvh_tune.stream_leaves = small ? 1 : 0;
                 vl_bvh_tune.seed_depth = remnant == 16 ? 0 : order ? order : 3;
                 vl_bvh_tune.seed_list = order == 3 ? 1 : 8;
                 vl_bvh_tune.seed_fanout = order & 1 ? 64 : 12;
@@ -360,7 +360,7 @@ static void test_million(void) {
 int main(void) {
     /* every batch size through the batched traversal (by default small ones go one by one) */
     vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-    vl_bvh_tune.stream_leaves_any = vl_bvh_tune.stream_leaves = 0;
+    vl_bvh_tune.stream_leaves = 0;
     vl_bvh_tune.walk_prefetch_mb = 0; /* the walks fetch ahead in every tree here, boxes' too */
     test_meshes();
     test_boxes(test_scaled(2000), test_scaled(2000), 31);

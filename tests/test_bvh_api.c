@@ -105,7 +105,7 @@ static void test_query_errors(void) {
          * grouped by origin */
         if (k == rounds) {
             vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-            vl_bvh_tune.stream_leaves_any = vl_bvh_tune.stream_leaves = 0;
+            vl_bvh_tune.stream_leaves = 0;
         }
         if (k == 2 * rounds) vl_bvh_tune.chunk = 5;
         uint32_t n = sizes[k % rounds];

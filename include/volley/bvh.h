@@ -85,8 +85,8 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * hit in [tmin, tmax], or VL_RAY_ANY, some hit in [tmin, tmax] (a ray stops at the first one found;
  * hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY, u = v = 0.
  * Scratch memory for the call comes from the allocator hooks, once per call. Small batches (under
- * 4096 rays, or with fewer rays entering the tree's box than one per leaf, per 16 leaves for any
- * hit in a tree of 24 MiB or more: up to about 200K and 12.6K entering rays on a 1.1M-triangle world)
+ * 4096 rays, or with fewer rays entering the tree's box than one per leaf: up to about 200K
+ * entering rays on a 1.1M-triangle world)
  * trace the top levels of the tree as ray streams and go on as 16 interleaved single-ray walks
  * (measured faster at those sizes), 4096 rays at a time, with about 96 KB plus 218 bytes per ray
  * (1 MB at most); larger ones run as ray streams, 128K rays at a time, with 96 KB plus 82 bytes per

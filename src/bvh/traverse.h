@@ -25,17 +25,16 @@ typedef struct vl_bvh_tuning {
                              culled one by one) */
     uint32_t walk_prefetch_mb; /* interleaved walks fetch each walk's next visit a turn ahead in trees of at
                                   least this many MiB (0: in every tree) */
-    uint32_t stream_leaves_any; /* any-hit batches in trees of walk_prefetch_mb or more with fewer rays entering
-                                   the tree's box than its leaves / this also go as walks (0: none) */
-    uint32_t stream_leaves;     /* the same for the other batches */
-    uint32_t walk_pairs;            /* 1: the walks' node4 steps go two walks per 8-lane pass, where 8 lanes are
-                                       native (0: one walk per step) */
+    uint32_t stream_leaves; /* batches with fewer rays entering the tree's box than its leaves / this also go
+                               as walks (0: none) */
+    uint32_t walk_pairs;    /* 1: the walks' node4 steps go two walks per 8-lane pass, where 8 lanes are native
+                               (0: one walk per step) */
 } vl_bvh_tuning;
 
 extern vl_bvh_tuning vl_bvh_tune;
 
 /* Whether the tree takes vl_bvh_tune.walk_prefetch_mb or more: too large for the cache, so that
- * the walks fetch ahead and any-hit batches go to the streams sooner. */
+ * the walks fetch ahead. */
 static inline int vl_bvh_outgrows_cache(const vl_bvh* bvh) {
     return vl_bvh_bytes(bvh) >= ((size_t)vl_bvh_tune.walk_prefetch_mb << 20);
 }

@@ -14,11 +14,11 @@
  * from lists of 8 rays, while the rays hit at most 1.5 children each on average (measured in
  * session 6: see seed_top). Walks fetch ahead in trees of 24 MiB or more (see
  * vl_bvh_trace_interleaved). Batches go as walks below 4096 rays, or below one ray entering the
- * tree per leaf (per 16 leaves for any hit in a tree of 24 MiB or more): see vl_bvh_raycast.
+ * tree per leaf: see vl_bvh_raycast.
  * The walks' node steps go two walks per 8-lane pass where 8 lanes are native (walk_pairs;
  * session 8: see vl_bvh_trace_interleaved). */
 vl_bvh_tuning vl_bvh_tune = {131072u, 4u,  4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u,
-                             12u,     24u, 16u,   1u,   1u};
+                             12u,     24u, 1u,    1u};
 
 #define VL_W 4
 #include "bvh/traverse_batch_w.h"
@@ -275,19 +275,17 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     const int any_hit = (flags & VL_RAY_ANY) != 0;
     vl_status status = VL_OK;
 
-    /* measured: below a few thousand rays, or under one ray entering the tree per leaf (per 16
-     * for any hit in a tree larger than the cache), lists are too sparse for the streams to beat
-     * the single-ray walks, which then go interleaved (sessions 9 and 10, batches of 4096 to
-     * 262144: on the bunny and the camel, in cache, random rays run faster as walks up to about
-     * one entering ray per leaf, by up to 25%, while bounces want the streams from 0.3 per leaf
-     * and line of sight from about 0.6, by up to 2x at one per leaf; on the world, 201K leaves and
-     * 86 MB, the walks lead on closest hit up to 262144 rays, on line of sight by 13-50%, and on
-     * any hit up to 8192; rays that miss the tree's box count for neither; no one density fits
-     * every set, and one per leaf loses least) */
+    /* measured: below a few thousand rays, or under one ray entering the tree per leaf, lists are
+     * too sparse for the streams to beat the single-ray walks, which then go interleaved (sessions
+     * 9 and 10, batches of 4096 to 262144: on the bunny and the camel, in cache, random rays run
+     * faster as walks up to about one entering ray per leaf, by up to 35%, while bounces want the
+     * streams from 0.3 per leaf and line of sight from about 0.6, by up to 1.9x at one per leaf;
+     * on the world, 201K leaves and 86 MB, the walks lead up to 262144 rays or tie, on line of
+     * sight by 14% to 2.6x, on random rays by up to 59%; rays that miss the tree's box count for
+     * neither; no one density fits every set, and one per leaf loses least) */
     const uint32_t leaves = (bvh->node_count + 1) / 2;
     const uint32_t floor_rays = any_hit ? vl_bvh_tune.small_batch : vl_bvh_tune.small_closest;
-    const uint32_t per_ray =
-        any_hit && vl_bvh_outgrows_cache(bvh) ? vl_bvh_tune.stream_leaves_any : vl_bvh_tune.stream_leaves;
+    const uint32_t per_ray = vl_bvh_tune.stream_leaves;
     const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
     const int small =
         count < floor_rays || (dense && (count < dense || rays_entering(bvh, rays, count) < dense));
