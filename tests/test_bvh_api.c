@@ -215,13 +215,24 @@ static void test_validate_and_stats(void) {
     bvh->nodes[last].index ^= 1;
     CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "leaf range");
     bvh->nodes[last] = saved;
-    vl_bvh_tri tri = bvh->tris[0];
-    bvh->tris[0].v0[1] += 1000.0f;
+    /* the first leaf's first triangle (its rows start at slot 0) */
+    uint32_t first_count = 0;
+    for (uint32_t i = 0; i < bvh->node_count; i++)
+        if (vl_bvh_node_count(&bvh->nodes[i]) && bvh->nodes[i].index == 0) first_count = vl_bvh_node_count(&bvh->nodes[i]);
+    CHECK(first_count >= 2, "the first leaf holds %u triangles", first_count);
+    float* rows = vl_bvh_leaf_rows(bvh, 0);
+    vl_bvh_tri tri, other, bad;
+    vl_bvh_tri_get(rows, first_count, 0, &tri);
+    vl_bvh_tri_get(rows, first_count, 1, &other);
+    bad = tri;
+    bad.v0[1] += 1000.0f;
+    vl_bvh_tri_put(rows, first_count, 0, &bad);
     CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "triangle outside its leaf");
-    bvh->tris[0] = tri;
-    bvh->tris[0].prim = bvh->tris[1].prim;
+    bad = tri;
+    bad.prim = other.prim;
+    vl_bvh_tri_put(rows, first_count, 0, &bad);
     CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "duplicate primitive");
-    bvh->tris[0] = tri;
+    vl_bvh_tri_put(rows, first_count, 0, &tri);
     CHECK(vl_bvh_validate(bvh) == VL_OK, "repaired");
     vl_bvh_destroy(bvh);
     scene_free(&m);

@@ -67,7 +67,7 @@ static vl_status build_begin(vl_build* b, uint32_t n, const vl_bvh_desc* desc, v
     t->max_leaf_size = desc->max_leaf_size;
     t->kind = kind;
     if (kind == VL_BVH_TRIANGLES)
-        b->rec = (float*)(t->tris = vl_mem_alloc(sizeof(vl_bvh_tri) * (size_t)n));
+        b->rec = t->tris = vl_mem_alloc(sizeof(float) * vl_bvh_tri_floats(n));
     else
         b->rec = (float*)(t->boxes = vl_mem_alloc(sizeof(vl_bvh_box) * (size_t)n));
     b->idx = vl_mem_alloc(sizeof(uint32_t) * (size_t)n);
@@ -139,12 +139,17 @@ vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const 
         put_box(&b, i, mn, mx);
     }
     if (vl_bvh_build_sah(&b, n) != VL_OK) return build_fail(&b, n, tree);
-    for (uint32_t s = 0; s < n; s++) {
-        uint32_t p = b.idx[s];
-        const uint32_t* tri = indices + 3 * (size_t)p;
-        const float *v0 = xyz + 3 * (size_t)tri[0], *v1 = xyz + 3 * (size_t)tri[1], *v2 = xyz + 3 * (size_t)tri[2];
-        vl_bvh_tri_setup(&tree->tris[s], v0, v1, v2, p);
+    for (uint32_t i = 0; i < b.node_count; i++) { /* each leaf's triangles into its rows */
+        const uint32_t first = b.nodes[i].index, count = vl_bvh_node_count(&b.nodes[i]);
+        for (uint32_t k = 0; k < count; k++) {
+            const uint32_t p = b.idx[first + k], *corner = indices + 3 * (size_t)p;
+            vl_bvh_tri tri;
+            vl_bvh_tri_setup(&tri, xyz + 3 * (size_t)corner[0], xyz + 3 * (size_t)corner[1],
+                             xyz + 3 * (size_t)corner[2], p);
+            vl_bvh_tri_put(vl_bvh_leaf_rows(tree, first), count, k, &tri);
+        }
     }
+    memset(tree->tris + vl_bvh_tri_floats(n) - VL_BVH_TRI_PAD, 0, sizeof(float) * VL_BVH_TRI_PAD);
     /* A hit within the barycentric tolerance may lie a little outside a triangle's box: grow every
      * node box by a margin far above that, relative to the scene's size. */
     float extent = 0.0f, magnitude = 0.0f;
@@ -191,7 +196,7 @@ vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
 void vl_bvh_destroy(vl_bvh* bvh) {
     if (!bvh) return;
     vl_mem_free(bvh->nodes, sizeof(vl_bvh_node) * (size_t)bvh->node_capacity);
-    vl_mem_free(bvh->tris, sizeof(vl_bvh_tri) * (size_t)bvh->prim_count);
+    vl_mem_free(bvh->tris, sizeof(float) * vl_bvh_tri_floats(bvh->prim_count));
     vl_mem_free(bvh->boxes, sizeof(vl_bvh_box) * (size_t)bvh->prim_count);
     vl_mem_free(bvh->wide, sizeof(vl_bvh_node4) * (size_t)bvh->wide_capacity);
     vl_mem_free(bvh->wide_of, sizeof(uint32_t) * (size_t)bvh->node_count);
@@ -199,7 +204,8 @@ void vl_bvh_destroy(vl_bvh* bvh) {
 }
 
 size_t vl_bvh_bytes(const vl_bvh* bvh) {
-    size_t prims = bvh->kind == VL_BVH_TRIANGLES ? sizeof(vl_bvh_tri) : sizeof(vl_bvh_box);
-    return sizeof(vl_bvh) + sizeof(vl_bvh_node) * (size_t)bvh->node_capacity + prims * (size_t)bvh->prim_count +
+    size_t prims = bvh->kind == VL_BVH_TRIANGLES ? sizeof(float) * vl_bvh_tri_floats(bvh->prim_count)
+                                                 : sizeof(vl_bvh_box) * (size_t)bvh->prim_count;
+    return sizeof(vl_bvh) + sizeof(vl_bvh_node) * (size_t)bvh->node_capacity + prims +
            sizeof(vl_bvh_node4) * (size_t)bvh->wide_capacity + sizeof(uint32_t) * (size_t)bvh->node_count;
 }

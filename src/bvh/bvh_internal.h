@@ -2,6 +2,8 @@
 #ifndef VL_BVH_INTERNAL_H
 #define VL_BVH_INTERNAL_H
 
+#include <string.h>
+
 #include <volley/bvh.h>
 
 /* Deepest tree the builder makes; traversal stacks are this long, on the C stack. Past
@@ -23,13 +25,48 @@ typedef struct vl_bvh_node {
 static inline uint32_t vl_bvh_node_count(const vl_bvh_node* n) { return n->meta >> 2; }
 static inline uint32_t vl_bvh_node_axis(const vl_bvh_node* n) { return n->meta & 3u; }
 
-/* A triangle ready for the ray test (52 bytes): v0, the edges e1 = v1 - v0 and e2n = v0 - v2,
- * the geometric normal ng = (v1 - v0) x (v2 - v0) (zero for a degenerate triangle, which is never
- * hit); prim is the caller's index. */
+/* A triangle ready for the ray test (13 floats): v0, the edges e1 = v1 - v0 and e2n = v0 - v2, the
+ * geometric normal ng = (v1 - v0) x (v2 - v0) (zero for a degenerate triangle, which is never hit);
+ * prim is the caller's index. */
 typedef struct vl_bvh_tri {
     float v0[3], e1[3], e2n[3], ng[3];
     uint32_t prim;
 } vl_bvh_tri;
+
+#define VL_BVH_TRI_FLOATS 13u
+_Static_assert(sizeof(vl_bvh_tri) == VL_BVH_TRI_FLOATS * sizeof(float), "vl_bvh_tri is 13 packed floats");
+
+/* The tree's triangles are stored leaf by leaf in rows: the leaf of `count` triangles from slot s
+ * takes the 13 count floats from tris + 13 s, row k (count floats from tris + 13 s + k count)
+ * holding float k of each of its triangles (v0, e1, e2n, ng as x y z, then prim), so that a leaf
+ * test loads a component of VL_W triangles at once, not a gather. A wide load of a row reads on
+ * past it (lanes past the leaf's end, dropped): the array ends with VL_BVH_TRI_PAD zero floats,
+ * so that no such load leaves it. */
+#define VL_BVH_TRI_PAD 8u
+
+static inline size_t vl_bvh_tri_floats(uint32_t prims) {
+    return VL_BVH_TRI_FLOATS * (size_t)prims + VL_BVH_TRI_PAD;
+}
+
+/* Triangle i of the leaf of `count` whose rows start at rows, read or written. */
+static inline void vl_bvh_tri_get(const float* rows, uint32_t count, uint32_t i, vl_bvh_tri* tri) {
+    float f[VL_BVH_TRI_FLOATS];
+    for (uint32_t k = 0; k < VL_BVH_TRI_FLOATS; k++) f[k] = rows[k * count + i];
+    memcpy(tri, f, sizeof f);
+}
+
+/* The caller's index of triangle i of the leaf of `count` whose rows start at rows. */
+static inline uint32_t vl_bvh_leaf_prim(const float* rows, uint32_t count, uint32_t i) {
+    uint32_t prim;
+    memcpy(&prim, &rows[(VL_BVH_TRI_FLOATS - 1) * count + i], sizeof prim);
+    return prim;
+}
+
+static inline void vl_bvh_tri_put(float* rows, uint32_t count, uint32_t i, const vl_bvh_tri* tri) {
+    float f[VL_BVH_TRI_FLOATS];
+    memcpy(f, tri, sizeof f);
+    for (uint32_t k = 0; k < VL_BVH_TRI_FLOATS; k++) rows[k * count + i] = f[k];
+}
 
 /* A box primitive with the caller's index. */
 typedef struct vl_bvh_box {
@@ -61,7 +98,7 @@ struct vl_bvh {
     uint32_t kind;
     uint32_t depth;
     uint32_t max_leaf_size;
-    vl_bvh_tri* tris;   /* kind == VL_BVH_TRIANGLES: prim_count, leaf order */
+    float* tris;        /* kind == VL_BVH_TRIANGLES: in rows, vl_bvh_tri_floats(prim_count) floats */
     vl_bvh_box* boxes;  /* kind == VL_BVH_BOXES: prim_count, leaf order */
     vl_bvh_node4* wide; /* the same tree with 4-wide nodes, wide[0] the root */
     uint32_t wide_count, wide_capacity;
@@ -69,6 +106,11 @@ struct vl_bvh {
     float pad;          /* how far node boxes were grown past the triangles' bounds (0 for boxes) */
     vl_bvh_desc desc;
 };
+
+/* The rows of the leaf whose triangles start at slot `first`. */
+static inline float* vl_bvh_leaf_rows(const vl_bvh* bvh, uint32_t first) {
+    return bvh->tris + VL_BVH_TRI_FLOATS * (size_t)first;
+}
 
 /* node4 slots the collapse may need: one per interior binary node (at least one). */
 static inline uint32_t vl_bvh_wide_bound(const vl_bvh* bvh) {

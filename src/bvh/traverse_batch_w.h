@@ -112,7 +112,7 @@ VL_INLINE VF VL_T(prim_lanes)(uint32_t prim) {
 
 /* The rays idx[0, n) against the leaf's triangles, SIMD across rays: each block of rays is
  * gathered once and meets every triangle with its tmax shrinking in registers. */
-static void VL_T(leaf_triangles)(float* rec, const uint32_t* idx, uint32_t n, const vl_bvh_tri* tris, uint32_t count,
+static void VL_T(leaf_triangles)(float* rec, const uint32_t* idx, uint32_t n, const float* rows, uint32_t count,
                                  int any_hit, vl_hit* hits) {
     for (uint32_t i = 0; i < n; i += VL_W) {
         VF q0[4], q2[4];
@@ -121,15 +121,14 @@ static void VL_T(leaf_triangles)(float* rec, const uint32_t* idx, uint32_t n, co
         const VF valid = VL_V(first)(n - i < VL_W ? n - i : VL_W);
         VF best_t = q2[3], best_u = VL_V(zero)(), best_v = VL_V(zero)(), best_p = VL_V(zero)(), got = VL_V(zero)();
         for (uint32_t s = 0; s < count; s++) {
-            const vl_bvh_tri* tri = &tris[s];
-            TRIV tv = VL_B(tri_broadcast)(tri->v0, tri->e1, tri->e2n, tri->ng);
+            TRIV tv = VL_B(tri_broadcast)(rows + s, count);
             VF t, u, v;
             VF h = VL_V(and)(VL_B(ray_triangle)(q0, q2, q0[3], best_t, &tv, &t, &u, &v), valid);
             if (!VL_V(any)(h)) continue;
             best_t = VL_V(select)(h, t, best_t);
             best_u = VL_V(select)(h, u, best_u);
             best_v = VL_V(select)(h, v, best_v);
-            best_p = VL_V(select)(h, VL_T(prim_lanes)(tri->prim), best_p);
+            best_p = VL_V(select)(h, VL_T(prim_lanes)(vl_bvh_leaf_prim(rows, count, s)), best_p);
             got = VL_V(or)(got, h);
         }
         uint32_t bits = VL_V(bits)(got);
@@ -193,7 +192,7 @@ static void VL_T(trace)(const vl_bvh* bvh, float* rec, uint32_t* idx, uint32_t* 
         }
         if (count) {
             if (bvh->kind == VL_BVH_TRIANGLES)
-                VL_T(leaf_triangles)(rec, idx, m, bvh->tris + node->index, count, any_hit, hits);
+                VL_T(leaf_triangles)(rec, idx, m, vl_bvh_leaf_rows(bvh, node->index), count, any_hit, hits);
             else
                 VL_T(leaf_boxes)(rec, idx, m, bvh->boxes + node->index, count, parallel, any_hit, hits);
             continue;
@@ -236,7 +235,7 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
         uint32_t atop = e.off + e.n; /* this list is the last one on the arena */
         if (e.count) {
             if (bvh->kind == VL_BVH_TRIANGLES)
-                VL_T(leaf_triangles)(rec, ids, e.n, bvh->tris + e.child, e.count, any_hit, hits);
+                VL_T(leaf_triangles)(rec, ids, e.n, vl_bvh_leaf_rows(bvh, e.child), e.count, any_hit, hits);
             else
                 VL_T(leaf_boxes)(rec, ids, e.n, bvh->boxes + e.child, e.count, parallel, any_hit, hits);
             continue;

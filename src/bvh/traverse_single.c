@@ -9,25 +9,19 @@
 
 #include "simd/bvh_kernels.h"
 
-/* A leaf's triangles meet the ray VL_LW at a time, one per lane (the preferred width: one test
- * covers a leaf of up to 8 on AVX2). */
+/* A leaf's triangles meet the ray VL_LW at a time, one per lane, loaded from its rows (the
+ * preferred width: one test covers a leaf of up to 8 on AVX2). */
 #if VL_SIMD_PREFERRED_WIDTH == 8
 #define VL_LW 8u
 #define VL_LV(op) vl_f8_##op
-#define VL_LEAF_TRIS vl_b8_ray_tris
+#define VL_LEAF_TRIS vl_b8_ray_tri_rows
 typedef vl_f8 vl_leafv;
 #else
 #define VL_LW 4u
 #define VL_LV(op) vl_f4_##op
-#define VL_LEAF_TRIS vl_b4_ray_tris
+#define VL_LEAF_TRIS vl_b4_ray_tri_rows
 typedef vl_f4 vl_leafv;
 #endif
-
-/* The triangle records are read as 13-float rows: v0, e1, e2n, ng, prim. */
-#define VL_TRI_FLOATS 13u
-_Static_assert(sizeof(vl_bvh_tri) == VL_TRI_FLOATS * sizeof(float) && offsetof(vl_bvh_tri, e1) == 3 * sizeof(float) &&
-                   offsetof(vl_bvh_tri, e2n) == 6 * sizeof(float) && offsetof(vl_bvh_tri, ng) == 9 * sizeof(float),
-               "vl_bvh_tri is 13 packed floats");
 
 /* The ray broadcast to VL_LW lanes for the leaf test. */
 typedef struct vl_leafray {
@@ -55,12 +49,11 @@ typedef struct vl_stack1 {
  * equal ones. Returns 1 when an any-hit query is done. */
 static inline int leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_leafray* r, int any_hit,
                             float* tmax, vl_hit* hit) {
-    uint32_t end = first + count;
-    for (uint32_t s = first; s < end; s += VL_LW) {
-        uint32_t n = end - s < VL_LW ? end - s : VL_LW;
+    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    for (uint32_t s = 0; s < count; s += VL_LW) {
+        uint32_t n = count - s < VL_LW ? count - s : VL_LW;
         vl_leafv t, u, v;
-        uint32_t bits = VL_LEAF_TRIS((const float*)&bvh->tris[s], VL_TRI_FLOATS, n, r->o, r->d, r->tmin,
-                                     VL_LV(set1)(*tmax), &t, &u, &v);
+        uint32_t bits = VL_LEAF_TRIS(rows + s, count, n, r->o, r->d, r->tmin, VL_LV(set1)(*tmax), &t, &u, &v);
         if (!bits) continue; /* predicted: a branch, unlike a select, does not hold tmax on the test */
         float ts[VL_LW], us[VL_LW], vs[VL_LW];
         VL_LV(storeu)(ts, t);
@@ -74,7 +67,7 @@ static inline int leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, c
             }
         }
         *tmax = ts[j];
-        hit->t = ts[j], hit->prim = bvh->tris[s + j].prim, hit->u = us[j], hit->v = vs[j];
+        hit->t = ts[j], hit->prim = vl_bvh_leaf_prim(rows, count, s + j), hit->u = us[j], hit->v = vs[j];
         if (any_hit) return 1;
     }
     return 0;
@@ -140,7 +133,7 @@ static inline vl_f4 slab_exact(const vl_bvh_node4* w, vl_ray1* r, float tmax, vl
 /* Where the leaves' primitives are, as an integer, and the bytes of one. */
 static inline uintptr_t leaf_base(const vl_bvh* bvh, uintptr_t* leaf_bytes) {
     const int tris = bvh->kind == VL_BVH_TRIANGLES;
-    *leaf_bytes = tris ? sizeof(vl_bvh_tri) : sizeof(vl_bvh_box);
+    *leaf_bytes = tris ? sizeof(float) * VL_BVH_TRI_FLOATS : sizeof(vl_bvh_box);
     return tris ? (uintptr_t)bvh->tris : (uintptr_t)bvh->boxes;
 }
 

@@ -19,19 +19,20 @@ static int inside(const vl_bvh_node* outer, const float mn[3], const float mx[3]
 /* The leaf's primitives lie in its box; returns 0 otherwise. */
 static int leaf_ok(const vl_bvh* bvh, const vl_bvh_node* node, uint64_t sums[2]) {
     uint32_t count = vl_bvh_node_count(node);
-    for (uint32_t s = node->index; s < node->index + count; s++) {
+    for (uint32_t k = 0; k < count; k++) {
         uint32_t prim;
         float mn[3], mx[3];
         if (bvh->kind == VL_BVH_TRIANGLES) {
-            const vl_bvh_tri* t = &bvh->tris[s];
+            vl_bvh_tri t;
+            vl_bvh_tri_get(vl_bvh_leaf_rows(bvh, node->index), count, k, &t);
             for (int a = 0; a < 3; a++) {
-                float p1 = t->v0[a] + t->e1[a], p2 = t->v0[a] - t->e2n[a];
-                mn[a] = fminf(t->v0[a], fminf(p1, p2));
-                mx[a] = fmaxf(t->v0[a], fmaxf(p1, p2));
+                float p1 = t.v0[a] + t.e1[a], p2 = t.v0[a] - t.e2n[a];
+                mn[a] = fminf(t.v0[a], fminf(p1, p2));
+                mx[a] = fmaxf(t.v0[a], fmaxf(p1, p2));
             }
-            prim = t->prim;
+            prim = t.prim;
         } else {
-            const vl_bvh_box* b = &bvh->boxes[s];
+            const vl_bvh_box* b = &bvh->boxes[node->index + k];
             for (int a = 0; a < 3; a++) mn[a] = b->min[a], mx[a] = b->max[a];
             prim = b->prim;
         }

@@ -9,18 +9,20 @@
 #define VI VL_BP3(vl_i, VL_W, )
 #define TRIV VL_BP3(vl_triv, VL_W, )
 
-/* One triangle broadcast to every lane: v0, e1 = v1 - v0, e2n = v0 - v2, ng = e1 x (v2 - v0). */
+/* Triangles across lanes: v0, e1 = v1 - v0, e2n = v0 - v2, ng = e1 x (v2 - v0). */
 typedef struct TRIV {
     VF v0[3], e1[3], e2n[3], ng[3];
 } TRIV;
 
-VL_INLINE TRIV VL_B(tri_broadcast)(const float v0[3], const float e1[3], const float e2n[3], const float ng[3]) {
+/* One triangle broadcast to every lane, its 12 floats (v0, e1, e2n, ng as x y z) `stride` apart
+ * from row0. */
+VL_INLINE TRIV VL_B(tri_broadcast)(const float* row0, uint32_t stride) {
     TRIV t;
     for (int a = 0; a < 3; a++) {
-        t.v0[a] = VL_V(set1)(v0[a]);
-        t.e1[a] = VL_V(set1)(e1[a]);
-        t.e2n[a] = VL_V(set1)(e2n[a]);
-        t.ng[a] = VL_V(set1)(ng[a]);
+        t.v0[a] = VL_V(set1)(row0[a * stride]);
+        t.e1[a] = VL_V(set1)(row0[(3 + a) * stride]);
+        t.e2n[a] = VL_V(set1)(row0[(6 + a) * stride]);
+        t.ng[a] = VL_V(set1)(row0[(9 + a) * stride]);
     }
     return t;
 }
@@ -60,22 +62,24 @@ VL_INLINE VF VL_B(ray_triangle)(const VF o[3], const VF d[3], VF tmin, VF tmax, 
     return m;
 }
 
-/* One ray (o, d, tmin, tmax broadcast) against the n triangles (1 <= n <= VL_W) whose records
- * (v0, e1, e2n, ng, then anything) start `stride` floats apart at tris, one triangle per lane:
- * the mask bits of the lanes hit (see ray_triangle), and t, u, v. Lanes past n repeat the last
- * triangle, so nothing past its record is read, and are dropped. */
-VL_INLINE uint32_t VL_B(ray_tris)(const float* tris, uint32_t stride, uint32_t n, const VF o[3], const VF d[3], VF tmin,
-                                  VF tmax, VF* t_out, VF* u_out, VF* v_out) {
-    static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    uint32_t idx[VL_W];
-    VL_I(storeu)(idx, VL_I(min)(VL_I(loadu)(ramp), VL_I(set1)((int32_t)n - 1))); /* no branch per lane */
-    VF q0[4], q1[4], q2[4];
-    VL_B(gather)(tris, stride, idx, 0, q0);
-    VL_B(gather)(tris, stride, idx, 1, q1);
-    VL_B(gather)(tris, stride, idx, 2, q2);
-    TRIV tri = {{q0[0], q0[1], q0[2]}, {q0[3], q1[0], q1[1]}, {q1[2], q1[3], q2[0]}, {q2[1], q2[2], q2[3]}};
+/* One ray (o, d, tmin, tmax broadcast) against n triangles (1 <= n <= VL_W) in rows, one per lane:
+ * float k (v0, e1, e2n, ng as x y z) of triangle j at row0 + k stride + j. The mask bits of the
+ * lanes hit (see ray_triangle), and t, u, v. Lanes past n read on past their row and are dropped;
+ * the last row's are zeroed first (what follows it may be integers, which as floats are
+ * denormals, slow in arithmetic). */
+VL_INLINE uint32_t VL_B(ray_tri_rows)(const float* row0, uint32_t stride, uint32_t n, const VF o[3], const VF d[3],
+                                      VF tmin, VF tmax, VF* t_out, VF* u_out, VF* v_out) {
+    const VF live = VL_V(first)(n);
+    TRIV tri;
+    for (uint32_t a = 0; a < 3; a++) {
+        tri.v0[a] = VL_V(loadu)(row0 + a * stride);
+        tri.e1[a] = VL_V(loadu)(row0 + (3 + a) * stride);
+        tri.e2n[a] = VL_V(loadu)(row0 + (6 + a) * stride);
+        tri.ng[a] = VL_V(loadu)(row0 + (9 + a) * stride);
+    }
+    tri.ng[2] = VL_V(and)(tri.ng[2], live);
     VF m = VL_B(ray_triangle)(o, d, tmin, tmax, &tri, t_out, u_out, v_out);
-    return VL_V(bits)(VL_V(and)(m, VL_V(first)(n)));
+    return VL_V(bits)(VL_V(and)(m, live));
 }
 
 /* The order in which a single-ray walk pushes a node4's children, without a branch, for each
