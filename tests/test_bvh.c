@@ -283,7 +283,7 @@ static void test_tunings(void) {
                 vl_bvh_tune.stream_leaves = small ? 1 : 0;
                 vl_bvh_tune.seed_depth = remnant == 16 ? 0 : order ? order : 3;
                 vl_bvh_tune.seed_list = order == 3 ? 1 : 8;
-                vl_bvh_tune.seed_fanout = order & 1 ? 64 : 12;
+                vl_bvh_tune.seed_fanout = order & 1 ? 64 : 11;
                 vl_bvh_tune.walk_prefetch_mb = order & 1 ? 0 : 24; /* 0: walks fetch ahead in this small tree */
                 vl_bvh_tune.walk_pairs = order != 2; /* 0: one walk per node step, also on AVX2 */
                 char name[64];
