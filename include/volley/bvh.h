@@ -87,8 +87,8 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * Scratch memory for the call comes from the allocator hooks, once per call. Small batches (under
  * 4096 rays, or with fewer rays entering the tree's box than one per leaf: up to about 200K
  * entering rays on a 1.1M-triangle world) trace the top levels of the tree as ray streams and go
- * on as 16 interleaved single-ray walks (measured faster at those sizes), 4096 rays at a time,
- * with about 96 KB plus 218 bytes per ray (1 MB at most); larger ones run as ray streams, 128K rays
+ * on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time,
+ * with about 96 KB plus 218 bytes per ray (320 KB at most); larger ones run as ray streams, 128K rays
  * at a time, with 96 KB plus 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and any
  * batch whose scratch cannot be allocated, go one ray at a time without scratch (the same answers).
  * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more

@@ -146,10 +146,12 @@ static vl_status load_chunk(const vl_ray* rays, uint32_t base, const uint32_t* o
     return status;
 }
 
-/* Walks take a batch this many rays at a time, so that its records and seeds stay in L2
- * (session 9, batches of 65536 rays on the world, closest hit: random +49%, diffuse +18%, line of
- * sight +11%; batches of 16384 within 3%). */
-#define VL_WALK_CHUNK 4096u
+/* Walks take a batch this many rays at a time, so that its records and seeds stay in L2 beside
+ * the tree's nodes (session 9, 4096 against whole batches of 65536 rays on the world, closest hit:
+ * random +49%, diffuse +18%, line of sight +11%; session 11, 1024 against 4096: bunny, batches of
+ * 4096 and 16384, 0 to +8%, the world at 16384 and 65536 +1 to +3%; 512 and 2048 within 5% of
+ * 1024 either way). */
+#define VL_WALK_CHUNK 1024u
 
 /* Rays sampled to estimate how many of a batch enter the tree's box. */
 #define VL_ENTRY_SAMPLE 512u
