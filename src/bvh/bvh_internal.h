@@ -55,17 +55,17 @@ static inline void vl_bvh_tri_get(const float* rows, uint32_t count, uint32_t i,
     memcpy(tri, f, sizeof f);
 }
 
+static inline void vl_bvh_tri_put(float* rows, uint32_t count, uint32_t i, const vl_bvh_tri* tri) {
+    float f[VL_BVH_TRI_FLOATS];
+    memcpy(f, tri, sizeof f);
+    for (uint32_t k = 0; k < VL_BVH_TRI_FLOATS; k++) rows[k * count + i] = f[k];
+}
+
 /* The caller's index of triangle i of the leaf of `count` whose rows start at rows. */
 static inline uint32_t vl_bvh_leaf_prim(const float* rows, uint32_t count, uint32_t i) {
     uint32_t prim;
     memcpy(&prim, &rows[(VL_BVH_TRI_FLOATS - 1) * count + i], sizeof prim);
     return prim;
-}
-
-static inline void vl_bvh_tri_put(float* rows, uint32_t count, uint32_t i, const vl_bvh_tri* tri) {
-    float f[VL_BVH_TRI_FLOATS];
-    memcpy(f, tri, sizeof f);
-    for (uint32_t k = 0; k < VL_BVH_TRI_FLOATS; k++) rows[k * count + i] = f[k];
 }
 
 /* A box primitive with the caller's index. */

@@ -13,9 +13,9 @@
  * world 5-15% faster at 4 or 8). Batches under 4096 rays: streams over 3 levels of node4s at most,
  * from lists of 8 rays, while the rays hit at most 1.375 children each on average (session 6:
  * see seed_top; 1.5 until session 11, where the bunny's bounces, 1.46 at its root, ran 1-4%
- * faster as walks from the root, the camel's 2.5%, the world within noise). Walks fetch ahead in trees of 24 MiB or more (see
- * vl_bvh_trace_interleaved). Batches go as walks below 4096 rays, or below one ray entering the
- * tree per leaf: see vl_bvh_raycast.
+ * faster as walks from the root, the camel's 2.5%, the world within noise). Walks fetch ahead
+ * in trees of 24 MiB or more (see vl_bvh_trace_interleaved). Batches go as walks below 4096
+ * rays, or below one ray entering the tree per leaf: see vl_bvh_raycast.
  * The walks' node steps go two walks per 8-lane pass where 8 lanes are native (walk_pairs;
  * session 8: see vl_bvh_trace_interleaved). */
 vl_bvh_tuning vl_bvh_tune = {131072u, 4u,  4096u, 4096u, VL_SIMD_PREFERRED_WIDTH, 1u, 1u, 8u, 0u, 16384u, 3u, 8u,
