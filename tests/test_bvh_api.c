@@ -217,8 +217,10 @@ static void test_validate_and_stats(void) {
     bvh->nodes[last] = saved;
     /* the first leaf's first triangle (its rows start at slot 0) */
     uint32_t first_count = 0;
-    for (uint32_t i = 0; i < bvh->node_count; i++)
-        if (vl_bvh_node_count(&bvh->nodes[i]) && bvh->nodes[i].index == 0) first_count = vl_bvh_node_count(&bvh->nodes[i]);
+    for (uint32_t i = 0; i < bvh->node_count; i++) {
+        const vl_bvh_node* node = &bvh->nodes[i];
+        if (vl_bvh_node_count(node) && node->index == 0) first_count = vl_bvh_node_count(node);
+    }
     CHECK(first_count >= 2, "the first leaf holds %u triangles", first_count);
     float* rows = vl_bvh_leaf_rows(bvh, 0);
     vl_bvh_tri tri, other, bad;
