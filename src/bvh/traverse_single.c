@@ -93,11 +93,11 @@ static inline int leaf_test(const vl_bvh* bvh, uint32_t first, uint32_t count, c
 typedef struct vl_ray1 {
     vl_rayv4 slab;
     vl_leafray leaf;
-    int parallel;
+    int parallel, any_hit;
     uint32_t near[3], far[3]; /* per axis, the bounds row the ray enters and leaves by */
 } vl_ray1;
 
-static inline void ray1_load(vl_ray1* r, const float* rec, int parallel) {
+static inline void ray1_load(vl_ray1* r, const float* rec, int parallel, int any_hit) {
     for (int a = 0; a < 3; a++) {
         r->slab.origin[a] = vl_f4_set1(rec[a]), r->slab.inv_dir[a] = vl_f4_set1(rec[VL_RR_INV + a]);
         r->leaf.o[a] = VL_LV(set1)(rec[a]), r->leaf.d[a] = VL_LV(set1)(rec[VL_RR_DIR + a]);
@@ -106,7 +106,19 @@ static inline void ray1_load(vl_ray1* r, const float* rec, int parallel) {
     }
     r->slab.tmin = vl_f4_set1(rec[VL_RR_TMIN]);
     r->leaf.tmin = VL_LV(set1)(rec[VL_RR_TMIN]);
-    r->parallel = parallel;
+    r->parallel = parallel, r->any_hit = any_hit;
+}
+
+/* The entry t by which a node's children hit are ordered: for any hit, those that hold the origin
+ * (entered at tmin) go last, as if entered at tmax, and the others nearest first. A ray that
+ * leaves a surface (a bounce, a shadow ray) starts inside the boxes around that surface, which it
+ * rarely hits again, and crosses them only in part. Measured (session 12, any hit, single ray and
+ * batches of 1024): bunny diffuse +27-28%, camel diffuse +18%, world diffuse +4-6%; line of sight
+ * -2% to +4%; world random -3%. Deferring only the leaves lost 10-28%, and deferring a batch's
+ * seeds too lost 2-5%. An any-hit ray's tmax stays put until it is done, so no such entry is
+ * culled. */
+static inline vl_f4 visit_order4(const vl_ray1* r, vl_f4 tn, float tmax) {
+    return r->any_hit ? vl_f4_select(vl_f4_le(tn, r->slab.tmin), vl_f4_set1(tmax), tn) : tn;
 }
 
 /* vl_k4_slab with each axis's entry and exit planes picked once per ray by the direction's sign:
@@ -182,7 +194,7 @@ static inline uint32_t push_children(const vl_bvh* bvh, const vl_bvh_node4* w, v
                                      vl_stack1* stack, uint32_t top, int prefetch) {
     vl_f4 tn, hit = r->parallel ? slab_exact(w, r, tmax, &tn) : slab_signed(w, r, tmax, &tn);
     if (prefetch) prefetch_hit_children(bvh, w, vl_f4_bits(hit));
-    return stack_push4(stack, top, hit, tn, w->child, w->count);
+    return stack_push4(stack, top, hit, visit_order4(r, tn, tmax), w->child, w->count);
 }
 
 /* Pops the next visit of a walk still nearer than tmax into *at; 0 when there is none left. */
@@ -242,12 +254,13 @@ typedef struct vl_walk {
 
 /* Starts the next job on w, its start on the stack; 0 when there is none left. Seeds go on
  * farthest first: up to 4 ordered by the push's sorting network, more by an insertion sort. */
-static int walk_start(vl_walk* w, float* rec, const vl_bvh_jobs* jobs, uint32_t* next, int parallel, vl_hit* hits) {
+static int walk_start(vl_walk* w, float* rec, const vl_bvh_jobs* jobs, uint32_t* next, int parallel, int any_hit,
+                      vl_hit* hits) {
     if (*next >= jobs->n) return 0;
     uint32_t j = (*next)++, id = jobs->ids[j];
     w->rec = rec + VL_RAYREC_FLOATS * (size_t)id;
     w->hit = &hits[id];
-    ray1_load(&w->ray, w->rec, parallel);
+    ray1_load(&w->ray, w->rec, parallel, any_hit);
     vl_stack1* st = &w->stack;
     if (!jobs->first) {
         st->child[0] = jobs->starts ? jobs->starts[j] : 0, st->count[0] = 0, st->tnear[0] = -INFINITY;
@@ -291,6 +304,7 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
         box.max[ax] = vl_f8_join(vl_f4_load(na->bounds[3 + ax]), vl_f4_load(nb->bounds[3 + ax]));
     }
     vl_f8 tn, hit = vl_k8_slab(&r, &box, &tn);
+    if (a->ray.any_hit) tn = vl_f8_select(vl_f8_le(tn, r.tmin), r.tmax, tn); /* as visit_order4 */
     vl_i8 key = vl_b8_far_first(hit, tn), lane = vl_i8_and(key, vl_i8_set1(3));
     vl_i8 child = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->child), vl_i4_loadu(nb->child)), lane);
     vl_i8 count = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->count), vl_i4_loadu(nb->count)), lane);
@@ -317,7 +331,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
     vl_walk* w = scratch;
     vl_walk *nodes[VL_WALKS], *leaves[VL_WALKS];
     uint32_t slot[VL_WALKS], next = 0, live = 0;
-    while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, hits)) slot[live] = live, live++;
+    while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, any_hit, hits)) slot[live] = live, live++;
     const int ahead = vl_bvh_outgrows_cache(bvh);
     const int pairs = !parallel && vl_bvh_tune.walk_pairs; /* the pairs' slab wants every inverse finite */
     while (live) {
@@ -334,7 +348,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
                 continue;
             }
             s->rec[VL_RR_TMAX2] = tmax;
-            if (!walk_start(s, rec, jobs, &next, parallel, hits)) slot[k] = slot[--live];
+            if (!walk_start(s, rec, jobs, &next, parallel, any_hit, hits)) slot[k] = slot[--live];
         }
         uint32_t i = 0;
 #if VL_SIMD_PREFERRED_WIDTH == 8
@@ -374,12 +388,12 @@ vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, 
     if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
     vl_ray1 r;
-    ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0);
+    const int any_hit = (flags & VL_RAY_ANY) != 0;
+    ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, any_hit);
     vl_stack1 stack;
     vl_visit at = {0, 0}; /* from the root's children */
     uint32_t top = 0;
     float tmax = rec[VL_RR_TMAX];
-    const int any_hit = (flags & VL_RAY_ANY) != 0;
     do walk_visit(bvh, &r, rec, &stack, &top, at, any_hit, &tmax, hit);
     while (walk_pop(&stack, &top, tmax, &at));
     return VL_OK;
