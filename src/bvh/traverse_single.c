@@ -331,7 +331,8 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
     vl_walk* w = scratch;
     vl_walk *nodes[VL_WALKS], *leaves[VL_WALKS];
     uint32_t slot[VL_WALKS], next = 0, live = 0;
-    while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, any_hit, hits)) slot[live] = live, live++;
+    while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, any_hit, hits))
+        slot[live] = live, live++;
     const int ahead = vl_bvh_outgrows_cache(bvh);
     const int pairs = !parallel && vl_bvh_tune.walk_pairs; /* the pairs' slab wants every inverse finite */
     while (live) {
