@@ -330,15 +330,16 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
                               vl_hit* hits, void* scratch) {
     vl_walk* w = scratch;
     vl_walk *nodes[VL_WALKS], *leaves[VL_WALKS];
-    uint32_t slot[VL_WALKS], next = 0, live = 0;
+    vl_walk* running[VL_WALKS];
+    uint32_t next = 0, live = 0;
     while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, any_hit, hits))
-        slot[live] = live, live++;
+        running[live] = &w[live], live++;
     const int ahead = vl_bvh_outgrows_cache(bvh);
     const int pairs = !parallel && vl_bvh_tune.walk_pairs; /* the pairs' slab wants every inverse finite */
     while (live) {
         uint32_t n_nodes = 0, n_leaves = 0;
         for (uint32_t k = 0; k < live;) {
-            vl_walk* s = &w[slot[k]];
+            vl_walk* s = running[k];
             /* tmax lives in the record: walks of the same ray (a batch's remnants) share it */
             const float tmax = s->rec[VL_RR_TMAX];
             if (walk_pop(&s->stack, &s->top, tmax, &s->at)) {
@@ -349,7 +350,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
                 continue;
             }
             s->rec[VL_RR_TMAX2] = tmax;
-            if (!walk_start(s, rec, jobs, &next, parallel, any_hit, hits)) slot[k] = slot[--live];
+            if (!walk_start(s, rec, jobs, &next, parallel, any_hit, hits)) running[k] = running[--live];
         }
         uint32_t i = 0;
 #if VL_SIMD_PREFERRED_WIDTH == 8
