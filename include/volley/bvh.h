@@ -97,8 +97,8 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * the tree's box (then a direction octant) and runs as ray streams, at the price of a counting
  * sort, 2 MB plus 6 bytes per ray more scratch, and hits written out of order. Measured on a
  * 1.1M-triangle world, 1M rays, against the same batch ungrouped (walks there): rays from surfaces
- * 1.44x faster, line of sight 1.16x closest hit and 1.22x any hit; rays from anywhere across the
- * scene 0.69-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams both ways: there is
+ * 1.44x faster, line of sight 1.16x closest hit and 1.18-1.22x any hit; rays from anywhere across
+ * the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams both ways: there is
  * no memory traffic to save).
  * Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every valid ray is still
