@@ -92,7 +92,8 @@ static void order_by_origin(const vl_bvh* bvh, const vl_ray* rays, uint32_t coun
         uint32_t key = 0;
         for (int a = 0; a < 3; a++) {
             float f = (r->origin[a] - lo[a]) * scale[a];
-            uint32_t c = f > 0.0f ? (f < (float)(VL_ORDER_CELLS - 1) ? (uint32_t)f : VL_ORDER_CELLS - 1) : 0; /* NaN: 0 */
+            /* NaN: 0 */
+            uint32_t c = f > 0.0f ? (f < (float)(VL_ORDER_CELLS - 1) ? (uint32_t)f : VL_ORDER_CELLS - 1) : 0;
             key = key * VL_ORDER_CELLS + c;
         }
         uint32_t octant = (r->dir[0] < 0.0f) | (r->dir[1] < 0.0f) << 1 | (r->dir[2] < 0.0f) << 2;
@@ -296,7 +297,7 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
     const uint32_t stream_chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
     const int grouped = (flags & VL_RAY_GROUP_BY_ORIGIN) && count > stream_chunk;
-    const uint32_t seen = grouped || count < stream_chunk ? count : stream_chunk; /* by the streams at once */
+    const uint32_t seen = (grouped || count < stream_chunk) ? count : stream_chunk; /* streamed at once */
     const int small = count < floor_rays || (dense && (seen < dense || rays_entering(bvh, rays, seen) < dense));
     uint32_t chunk = small && stream_chunk > VL_WALK_CHUNK ? VL_WALK_CHUNK : stream_chunk;
     if (chunk > count) chunk = count;
@@ -336,7 +337,8 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
     uint32_t* masks = idx + arena_size + VL_MAX_W;
     uint32_t* seed_block = seeded ? (uint32_t*)((char*)idx + arena_bytes + mask_bytes) : NULL;
     if (lists) memset(idx, 0, arena_bytes); /* every entry a valid record index */
-    if (ordered) order_by_origin(bvh, rays, count, chunk, chunks, perm, (uint16_t*)(perm + count + chunks), perm + count);
+    if (ordered)
+        order_by_origin(bvh, rays, count, chunk, chunks, perm, (uint16_t*)(perm + count + chunks), perm + count);
 
     for (uint32_t base = 0; base < count; base += chunk) {
         uint32_t len = count - base < chunk ? count - base : chunk;

@@ -258,7 +258,8 @@ static void VL_T(trace_wide)(const vl_bvh* bvh, float* rec, uint32_t* arena, uin
             const VF valid = VL_V(first)(e.n - i < VL_W ? e.n - i : VL_W);
             VF m[4], tn[4], best = inf;
             for (int c = 0; c < 4; c++) {
-                m[c] = VL_V(and)(parallel ? VL_K(slab_parallel)(&r, &b[c], &tn[c]) : VL_K(slab)(&r, &b[c], &tn[c]), valid);
+                VF hit = parallel ? VL_K(slab_parallel)(&r, &b[c], &tn[c]) : VL_K(slab)(&r, &b[c], &tn[c]);
+                m[c] = VL_V(and)(hit, valid);
                 tsum[c] = VL_V(add)(tsum[c], VL_V(and)(m[c], tn[c]));
                 if (split) best = VL_V(min)(best, VL_V(select)(m[c], tn[c], inf));
             }

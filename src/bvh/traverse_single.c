@@ -1,8 +1,9 @@
 /* Single-ray traversal over the 4-wide nodes: one ray against 4 child boxes per instruction,
  * the children hit pushed farthest first with their entry t, so that a child is skipped when a
- * closer hit has landed since; a leaf's triangles VL_LW per instruction. One ray at a time
- * (vl_bvh_raycast1, the baseline of the bench), or 16 walks interleaved in rounds for small
- * batches and a batch's remnants (on AVX2, two walks per 8-lane node step). */
+ * closer hit has landed since (any hit: the children that hold the origin last); a leaf's
+ * triangles VL_LW per instruction. One ray at a time (vl_bvh_raycast1, the baseline of the
+ * bench), or 16 walks interleaved in rounds for small batches and a batch's remnants (on AVX2,
+ * two walks per 8-lane node step). */
 #include "bvh/traverse.h"
 
 #include <stddef.h>

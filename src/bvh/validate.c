@@ -66,7 +66,8 @@ vl_status vl_bvh_check(const vl_bvh* bvh) {
         uint32_t count = vl_bvh_node_count(node);
         if (count) {
             /* leaves come in slot order in a left-first walk: each starts where the last ended */
-            if (count > bvh->max_leaf_size || node->index != next_slot || (uint64_t)node->index + count > bvh->prim_count)
+            if (count > bvh->max_leaf_size || node->index != next_slot ||
+                (uint64_t)node->index + count > bvh->prim_count)
                 return VL_ERR_INVALID_ARGUMENT;
             if (!leaf_ok(bvh, node, sums)) return VL_ERR_INVALID_ARGUMENT;
             next_slot += count;
@@ -127,7 +128,8 @@ static vl_status check_wide(const vl_bvh* bvh) {
             next_slot += w->count[i];
             continue;
         }
-        if (w->child[i] <= wi || w->child[i] >= bvh->wide_count || top >= VL_BVH_MAX_DEPTH) return VL_ERR_INVALID_ARGUMENT;
+        if (w->child[i] <= wi || w->child[i] >= bvh->wide_count || top >= VL_BVH_MAX_DEPTH)
+            return VL_ERR_INVALID_ARGUMENT;
         const vl_bvh_node4* c = &bvh->wide[w->child[i]];
         for (int j = 0; j < 4; j++) {
             if (c->child[j] == VL_BVH_EMPTY) continue;
