@@ -90,16 +90,16 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * trace the top levels of the tree as ray streams and go on as 16 interleaved single-ray walks
  * (measured faster at those sizes), 1024 rays at a time, with about 96 KB plus 218 bytes per ray
  * (320 KB at most); larger ones run as ray streams, 128K rays at a time, with 96 KB plus 82 bytes
- * per ray (10.8 MB at most). Batches under 8 rays, and any
- * batch whose scratch cannot be allocated, go one ray at a time without scratch (the same answers).
+ * per ray (10.8 MB at most). Batches under 8 rays, and any batch whose scratch cannot be
+ * allocated, go one ray at a time without scratch (the same answers).
  * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
  * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
  * the tree's box (then a direction octant) and runs as ray streams, at the price of a counting
  * sort, 2 MB plus 6 bytes per ray more scratch, and hits written out of order. Measured on a
  * 1.1M-triangle world, 1M rays, against the same batch ungrouped (walks there): rays from surfaces
  * 1.44x faster, line of sight 1.16x closest hit and 1.18-1.22x any hit; rays from anywhere across
- * the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams both ways: there is
- * no memory traffic to save).
+ * the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams both ways:
+ * there is no memory traffic to save).
  * Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every valid ray is still
  * answered and each invalid one is a miss; VL_ERR_INVALID_ARGUMENT for a NULL bvh, rays or hits

@@ -119,7 +119,7 @@ static inline void ray1_load(vl_ray1* r, const float* rec, int parallel, int any
  * seeds too lost 2-5%. An any-hit ray's tmax stays put until it is done, so no such entry is
  * culled. */
 static inline vl_f4 visit_order4(const vl_ray1* r, vl_f4 tn, float tmax) {
-    return r->any_hit ? vl_f4_select(vl_f4_le(tn, r->slab.tmin), vl_f4_set1(tmax), tn) : tn;
+    return r->any_hit ? vl_b4_origin_last(tn, r->slab.tmin, vl_f4_set1(tmax)) : tn;
 }
 
 /* vl_k4_slab with each axis's entry and exit planes picked once per ray by the direction's sign:
@@ -213,8 +213,8 @@ static inline int walk_pop(const vl_stack1* stack, uint32_t* top, float tmax, vl
 /* Tests the leaf `at`'s primitives. An any-hit query that is done gets tmax = -1 and an empty
  * stack. */
 static inline void walk_leaf(const vl_bvh* bvh, vl_ray1* r, const float* rec, uint32_t* top, vl_visit at,
-                             int any_hit, float* tmax, vl_hit* hit) {
-    uint32_t done = (uint32_t)leaf_test(bvh, at.child, at.count, rec, &r->leaf, r->parallel, any_hit, tmax, hit);
+                             float* tmax, vl_hit* hit) {
+    uint32_t done = (uint32_t)leaf_test(bvh, at.child, at.count, rec, &r->leaf, r->parallel, r->any_hit, tmax, hit);
     *top &= done - 1u;
     *tmax = done ? -1.0f : *tmax;
 }
@@ -222,12 +222,12 @@ static inline void walk_leaf(const vl_bvh* bvh, vl_ray1* r, const float* rec, ui
 /* Visits `at` (one ray at a time): pushes a node4's children hit, fetching them, or tests a
  * leaf's primitives. */
 static inline void walk_visit(const vl_bvh* bvh, vl_ray1* r, const float* rec, vl_stack1* stack, uint32_t* top,
-                              vl_visit at, int any_hit, float* tmax, vl_hit* hit) {
+                              vl_visit at, float* tmax, vl_hit* hit) {
     if (!at.count) {
         *top = push_children(bvh, &bvh->wide[at.child], r, *tmax, stack, *top, 1);
         return;
     }
-    walk_leaf(bvh, r, rec, top, at, any_hit, tmax, hit);
+    walk_leaf(bvh, r, rec, top, at, tmax, hit);
 }
 
 /* Fetches what the walk visits next, unless culled: the top visit of its stack (a node4's two
@@ -305,7 +305,7 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
         box.max[ax] = vl_f8_join(vl_f4_load(na->bounds[3 + ax]), vl_f4_load(nb->bounds[3 + ax]));
     }
     vl_f8 tn, hit = vl_k8_slab(&r, &box, &tn);
-    if (a->ray.any_hit) tn = vl_f8_select(vl_f8_le(tn, r.tmin), r.tmax, tn); /* as visit_order4 */
+    if (a->ray.any_hit) tn = vl_b8_origin_last(tn, r.tmin, r.tmax); /* as visit_order4 */
     vl_i8 key = vl_b8_far_first(hit, tn), lane = vl_i8_and(key, vl_i8_set1(3));
     vl_i8 child = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->child), vl_i4_loadu(nb->child)), lane);
     vl_i8 count = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->count), vl_i4_loadu(nb->count)), lane);
@@ -370,7 +370,7 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
         }
         for (i = 0; i < n_leaves; i++) {
             vl_walk* s = leaves[i];
-            walk_leaf(bvh, &s->ray, s->rec, &s->top, s->at, any_hit, &s->rec[VL_RR_TMAX], s->hit);
+            walk_leaf(bvh, &s->ray, s->rec, &s->top, s->at, &s->rec[VL_RR_TMAX], s->hit);
             if (ahead) prefetch_next(bvh, &s->stack, s->top);
         }
     }
@@ -391,13 +391,12 @@ vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, 
     if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
     vl_ray1 r;
-    const int any_hit = (flags & VL_RAY_ANY) != 0;
-    ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, any_hit);
+    ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, (flags & VL_RAY_ANY) != 0);
     vl_stack1 stack;
     vl_visit at = {0, 0}; /* from the root's children */
     uint32_t top = 0;
     float tmax = rec[VL_RR_TMAX];
-    do walk_visit(bvh, &r, rec, &stack, &top, at, any_hit, &tmax, hit);
+    do walk_visit(bvh, &r, rec, &stack, &top, at, &tmax, hit);
     while (walk_pop(&stack, &top, tmax, &at));
     return VL_OK;
 }

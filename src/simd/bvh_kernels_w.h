@@ -102,6 +102,10 @@ VL_INLINE VI VL_B(far_first)(VF hit, VF tn) {
     return VL_I(blend16)(VL_I(max)(key, s), VL_I(min)(key, s), 0x30);
 }
 
+/* The entry t by which an any-hit walk orders the children hit: tmax where the box holds the
+ * origin (entered at tmin), tn elsewhere (see visit_order4 in traverse_single.c). */
+VL_INLINE VF VL_B(origin_last)(VF tn, VF tmin, VF tmax) { return VL_V(select)(VL_V(le)(tn, tmin), tmax, tn); }
+
 /* Ray records for the traversals of VL_W caller rays: ray j's 8 floats (origin, tmin, dir, tmax,
  * as vl_ray) at rays + 8 j; its record at rec + stride j, three quads: (origin, tmin),
  * (1 / dir, tmax), (dir, tmax), where dir's components under FLT_MIN in magnitude are flushed to
