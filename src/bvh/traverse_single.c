@@ -7,6 +7,7 @@
 #include "bvh/traverse.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "simd/bvh_kernels.h"
 
@@ -98,13 +99,19 @@ typedef struct vl_ray1 {
     uint32_t near[3], far[3]; /* per axis, the bounds row the ray enters and leaves by */
 } vl_ray1;
 
+/* Per direction octant (bit a set: axis a goes down), the bounds row by which a ray enters on each
+ * axis; it leaves by those of the opposite octant. */
+static const uint32_t octant_rows[8][3] = {{0, 1, 2}, {3, 1, 2}, {0, 4, 2}, {3, 4, 2},
+                                           {0, 1, 5}, {3, 1, 5}, {0, 4, 5}, {3, 4, 5}};
+
 static inline void ray1_load(vl_ray1* r, const float* rec, int parallel, int any_hit) {
     for (int a = 0; a < 3; a++) {
         r->slab.origin[a] = vl_f4_set1(rec[a]), r->slab.inv_dir[a] = vl_f4_set1(rec[VL_RR_INV + a]);
         r->leaf.o[a] = VL_LV(set1)(rec[a]), r->leaf.d[a] = VL_LV(set1)(rec[VL_RR_DIR + a]);
-        uint32_t back = rec[VL_RR_INV + a] < 0.0f;
-        r->near[a] = (uint32_t)a + 3u * back, r->far[a] = (uint32_t)a + 3u * (back ^ 1u);
     }
+    const uint32_t octant = vl_f4_bits(vl_f4_lt(vl_f4_load(rec + VL_RR_INV), vl_f4_zero())) & 7u;
+    memcpy(r->near, octant_rows[octant], sizeof r->near);
+    memcpy(r->far, octant_rows[octant ^ 7u], sizeof r->far);
     r->slab.tmin = vl_f4_set1(rec[VL_RR_TMIN]);
     r->leaf.tmin = VL_LV(set1)(rec[VL_RR_TMIN]);
     r->parallel = parallel, r->any_hit = any_hit;
@@ -296,11 +303,14 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
     const vl_bvh_node4 *na = &bvh->wide[a->at.child], *nb = &bvh->wide[b->at.child];
     vl_rayv8 r;
     vl_boxv8 box;
-    r.tmin = vl_f8_join(a->ray.slab.tmin, b->ray.slab.tmin);
-    r.tmax = vl_f8_join(vl_f4_set1(a->rec[VL_RR_TMAX]), vl_f4_set1(b->rec[VL_RR_TMAX]));
+    /* the records' quads (origin, tmin) and (inv_dir, tmax), each lane broadcast in its half */
+    const vl_f8 q0 = vl_f8_join(vl_f4_load(a->rec), vl_f4_load(b->rec));
+    const vl_f8 q1 = vl_f8_join(vl_f4_load(a->rec + VL_RR_INV), vl_f4_load(b->rec + VL_RR_INV));
+    r.origin[0] = vl_f8_shuffle(q0, 0x00), r.origin[1] = vl_f8_shuffle(q0, 0x55);
+    r.origin[2] = vl_f8_shuffle(q0, 0xAA), r.tmin = vl_f8_shuffle(q0, 0xFF);
+    r.inv_dir[0] = vl_f8_shuffle(q1, 0x00), r.inv_dir[1] = vl_f8_shuffle(q1, 0x55);
+    r.inv_dir[2] = vl_f8_shuffle(q1, 0xAA), r.tmax = vl_f8_shuffle(q1, 0xFF);
     for (int ax = 0; ax < 3; ax++) {
-        r.origin[ax] = vl_f8_join(a->ray.slab.origin[ax], b->ray.slab.origin[ax]);
-        r.inv_dir[ax] = vl_f8_join(a->ray.slab.inv_dir[ax], b->ray.slab.inv_dir[ax]);
         box.min[ax] = vl_f8_join(vl_f4_load(na->bounds[ax]), vl_f4_load(nb->bounds[ax]));
         box.max[ax] = vl_f8_join(vl_f4_load(na->bounds[3 + ax]), vl_f4_load(nb->bounds[3 + ax]));
     }

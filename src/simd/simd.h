@@ -135,11 +135,12 @@ VL_INLINE vl_i4 vl_i4_permute(vl_i4 a, vl_i4 idx) {
     return simde_mm_shuffle_epi8(a, simde_mm_add_epi8(base, simde_mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3)));
 #endif
 }
-/* Macros, as their immediates must be constants: the 32-bit lanes of each 128-bit half shuffled
- * by imm; the 16-bit lanes of b where imm's bit is set (the same bits for each half), of a
- * elsewhere. */
+/* Macros, as their immediates must be constants: the 32-bit lanes (integer or float) of each
+ * 128-bit half shuffled by imm; the 16-bit lanes of b where imm's bit is set (the same bits for
+ * each half), of a elsewhere. */
 #define vl_i4_shuffle(a, imm) simde_mm_shuffle_epi32(a, imm)
 #define vl_i8_shuffle(a, imm) simde_mm256_shuffle_epi32(a, imm)
+#define vl_f8_shuffle(a, imm) simde_mm256_permute_ps(a, imm)
 #define vl_i4_blend16(a, b, imm) simde_mm_blend_epi16(a, b, imm)
 #define vl_i8_blend16(a, b, imm) simde_mm256_blend_epi16(a, b, imm)
 VL_INLINE vl_i4 vl_f4_as_i(vl_f4 a) { return simde_mm_castps_si128(a); }
