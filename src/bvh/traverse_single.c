@@ -109,7 +109,9 @@ static inline void ray1_load(vl_ray1* r, const float* rec, int parallel, int any
         r->slab.origin[a] = vl_f4_set1(rec[a]), r->slab.inv_dir[a] = vl_f4_set1(rec[VL_RR_INV + a]);
         r->leaf.o[a] = VL_LV(set1)(rec[a]), r->leaf.d[a] = VL_LV(set1)(rec[VL_RR_DIR + a]);
     }
-    const uint32_t octant = vl_f4_bits(vl_f4_lt(vl_f4_load(rec + VL_RR_INV), vl_f4_zero())) & 7u;
+    /* scalar reads: raycast1 has just stored the record, which a vector load would stall on */
+    const uint32_t octant = (uint32_t)(rec[VL_RR_INV] < 0.0f) | (uint32_t)(rec[VL_RR_INV + 1] < 0.0f) << 1 |
+                            (uint32_t)(rec[VL_RR_INV + 2] < 0.0f) << 2;
     memcpy(r->near, octant_rows[octant], sizeof r->near);
     memcpy(r->far, octant_rows[octant ^ 7u], sizeof r->far);
     r->slab.tmin = vl_f4_set1(rec[VL_RR_TMIN]);
