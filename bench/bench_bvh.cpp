@@ -299,7 +299,8 @@ void BM_bullet(benchmark::State& state, int which, int rayset) {
             const vl_ray& r = rays[i];
             float len = std::sqrt(r.dir[0] * r.dir[0] + r.dir[1] * r.dir[1] + r.dir[2] * r.dir[2]);
             float tmax = std::min(r.tmax, 2.0f * s->diag / len);
-            btVector3 from(r.origin[0] + r.tmin * r.dir[0], r.origin[1] + r.tmin * r.dir[1], r.origin[2] + r.tmin * r.dir[2]);
+            btVector3 from(r.origin[0] + r.tmin * r.dir[0], r.origin[1] + r.tmin * r.dir[1],
+                           r.origin[2] + r.tmin * r.dir[2]);
             btVector3 to(r.origin[0] + tmax * r.dir[0], r.origin[1] + tmax * r.dir[1], r.origin[2] + tmax * r.dir[2]);
             ClosestCallback cb(from, to);
             s->shape->performRaycast(&cb, from, to);

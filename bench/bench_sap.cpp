@@ -58,7 +58,8 @@ Scene make_scene(uint32_t n, int moving_percent, bool flat) {
             vl_aabb b = s.boxes[s.moving[k]];
             for (int a = 0; a < 3; a++) {
                 if (flat && a == 1) continue;
-                float d = 2.0f * std::sin(6.2831853f * (float)f / kFrames * (float)(1 + (k + a) % 2) + phase[k * 3 + a]);
+                float turn = 6.2831853f * (float)f / kFrames * (float)(1 + (k + a) % 2);
+                float d = 2.0f * std::sin(turn + phase[k * 3 + a]);
                 b.min[a] += d;
                 b.max[a] += d;
             }

@@ -52,8 +52,10 @@ kernel_scene* kernel_scene_create(uint32_t box_count, uint32_t ray_count, int pa
         }
     }
     for (uint32_t i = 0; i < ray_count; i++) {
-        vl_ray ray = {{test_float(&seed, -12, 12), test_float(&seed, -12, 12), test_float(&seed, -12, 12)}, 0,
-                      {test_float(&seed, -1, 1), test_float(&seed, -1, 1), test_float(&seed, -1, 1)}, test_float(&seed, 5, 30)};
+        vl_ray ray = {{test_float(&seed, -12, 12), test_float(&seed, -12, 12), test_float(&seed, -12, 12)},
+                      0,
+                      {test_float(&seed, -1, 1), test_float(&seed, -1, 1), test_float(&seed, -1, 1)},
+                      test_float(&seed, 5, 30)};
         if (parallel_rays) ray.dir[i % 3] = 0.0f;
         s->preps[i] = vl_ray_prepare(&ray);
         s->any_parallel |= s->preps[i].parallel;

@@ -47,7 +47,8 @@ static int run_scene(const char* name, scene_mesh* m, uint32_t n) {
     vl_bvh_stats stats;
     vl_bvh_get_stats(bvh, &stats);
     printf("\n%s: %u triangles, built in %.0f ms (%u nodes, depth %u, SAH %.1f, %.0f bytes/triangle)\n", name,
-           m->triangle_count, build_ms, stats.nodes, stats.depth, stats.sah_cost, (double)stats.bytes / m->triangle_count);
+           m->triangle_count, build_ms, stats.nodes, stats.depth, stats.sah_cost,
+           (double)stats.bytes / m->triangle_count);
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
     if (!rays || !hits) return 1;

@@ -138,7 +138,8 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
                 for (uint32_t j = 0; j < i; j++) duplicate |= handles[j] == handles[i];
                 if (op % 6 == 1) boxes[i] = fuzz_box(in), bad_box |= !test_box_valid(&boxes[i]);
             }
-            vl_status s = op % 6 == 1 ? vl_broadphase_update(bp, handles, boxes, k) : vl_broadphase_remove(bp, handles, k);
+            vl_status s =
+                op % 6 == 1 ? vl_broadphase_update(bp, handles, boxes, k) : vl_broadphase_remove(bp, handles, k);
             if (bad_handle || duplicate || bad_box)
                 FUZZ_CHECK(s == VL_ERR_INVALID_HANDLE || s == VL_ERR_DUPLICATE_HANDLE || s == VL_ERR_INVALID_BOUNDS,
                            "bad batch accepted: %s", vl_status_string(s));

@@ -26,10 +26,11 @@ static vl_hit brute_closest(const scene* s, const vl_ray* ray) {
     vl_hit best = vl_bvh_miss();
     float rec[VL_RAYREC_FLOATS];
     uint32_t parallel = vl_bvh_rayrec_set(rec, ray);
+    const float* d = rec + VL_RR_DIR;
     for (uint32_t i = 0; i < s->count; i++) {
         float t, u = 0, v = 0;
         int hit = s->boxes ? vl_bvh_ray_box(rec, s->box[i].min, s->box[i].max, ray->tmax, parallel != 0, &t)
-                           : vl_bvh_ray_triangle(ray->origin, rec + VL_RR_DIR, ray->tmin, ray->tmax, &s->tri[i], &t, &u, &v);
+                           : vl_bvh_ray_triangle(ray->origin, d, ray->tmin, ray->tmax, &s->tri[i], &t, &u, &v);
         if (hit && t < best.t) best = (vl_hit){t, i, u, v};
     }
     return best;
@@ -40,8 +41,9 @@ static int brute_hits_at(const scene* s, const vl_ray* ray, uint32_t prim, float
     if (prim >= s->count) return 0;
     float rec[VL_RAYREC_FLOATS], t, u, v;
     uint32_t parallel = vl_bvh_rayrec_set(rec, ray);
+    const float* d = rec + VL_RR_DIR;
     int hit = s->boxes ? vl_bvh_ray_box(rec, s->box[prim].min, s->box[prim].max, ray->tmax, parallel != 0, &t)
-                       : vl_bvh_ray_triangle(ray->origin, rec + VL_RR_DIR, ray->tmin, ray->tmax, &s->tri[prim], &t, &u, &v);
+                       : vl_bvh_ray_triangle(ray->origin, d, ray->tmin, ray->tmax, &s->tri[prim], &t, &u, &v);
     return hit && t == t_reported;
 }
 
@@ -124,9 +126,10 @@ static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, ui
         for (int k = 0; k < 2; k++) {
             const vl_hit* h = answers[k];
             const char* path = k ? "single" : "batched";
-            FUZZ_CHECK((h->prim != VL_NO_HIT) == (want.prim != VL_NO_HIT), "%s ray %u (o %g %g %g d %g %g %g): prim %u, brute force %u",
-                       path, i, rays[i].origin[0], rays[i].origin[1], rays[i].origin[2], rays[i].dir[0], rays[i].dir[1],
-                       rays[i].dir[2], h->prim, want.prim);
+            FUZZ_CHECK((h->prim != VL_NO_HIT) == (want.prim != VL_NO_HIT),
+                       "%s ray %u (o %g %g %g d %g %g %g): prim %u, brute force %u", path, i, rays[i].origin[0],
+                       rays[i].origin[1], rays[i].origin[2], rays[i].dir[0], rays[i].dir[1], rays[i].dir[2], h->prim,
+                       want.prim);
             if (h->prim == VL_NO_HIT) continue;
             FUZZ_CHECK(brute_hits_at(s, &rays[i], h->prim, h->t), "%s ray %u: prim %u is not hit at t %g", path, i,
                        h->prim, h->t);

@@ -166,7 +166,8 @@ static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, 
                 float th = 3.14159265f * (float)i / SCENE_SPHERE_STACKS;
                 for (uint32_t j = 0; j <= SCENE_SPHERE_SLICES; j++) {
                     float ph = 6.2831853f * (float)j / SCENE_SPHERE_SLICES;
-                    scene_push_vertex(m, cx + size * sinf(th) * cosf(ph), cy + size * cosf(th), cz + size * sinf(th) * sinf(ph));
+                    scene_push_vertex(m, cx + size * sinf(th) * cosf(ph), cy + size * cosf(th),
+                                      cz + size * sinf(th) * sinf(ph));
                 }
             }
             for (uint32_t i = 0; i < SCENE_SPHERE_STACKS; i++)
@@ -182,7 +183,8 @@ static inline int scene_world(uint32_t grid, uint32_t objects, uint32_t agents, 
                 scene_push_vertex(m, cx + ((k & 1) ? hx : -hx), cy + ((k & 2) ? hy : -hy), cz + ((k & 4) ? hz : -hz));
             static const uint8_t faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
                                                  {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-            for (uint32_t f = 0; f < 12; f++) scene_push_tri(m, base + faces[f][0], base + faces[f][1], base + faces[f][2]);
+            for (uint32_t f = 0; f < 12; f++)
+                scene_push_tri(m, base + faces[f][0], base + faces[f][1], base + faces[f][2]);
         }
     }
     m->agents = (float*)malloc(sizeof(float) * 3 * (size_t)(agents ? agents : 1));
@@ -253,7 +255,9 @@ static inline void scene_rays_diffuse(const scene_mesh* m, uint32_t count, uint6
         if (u + v > 1) u = 1 - u, v = 1 - v;
         float e1[3], e2[3], n[3];
         for (int a = 0; a < 3; a++) e1[a] = p1[a] - p0[a], e2[a] = p2[a] - p0[a];
-        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
         float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         if (!(len > 0)) n[0] = 0, n[1] = 1, n[2] = 0, len = 1;
         float side = (test_next(&rng) & 1) ? 1.0f : -1.0f;

@@ -93,7 +93,8 @@ static void test_terdiman(void) {
             CHECK(vl_box_prune(boxes, n / 2, &half) == VL_OK, "half");
             CHECK(vl_box_prune(boxes + n / 2, n / 2, &half) == VL_OK, "half");
             CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2, &half) == VL_OK, "bipartite");
-            CHECK(half.count == expected[flat][big], "terdiman %u%s halves: %u pairs", n, flat ? " flat" : "", half.count);
+            CHECK(half.count == expected[flat][big], "terdiman %u%s halves: %u pairs", n, flat ? " flat" : "",
+                  half.count);
             vl_pair_buffer_free(&half);
             vl_pair_buffer_free(&out);
             free(boxes);
@@ -199,7 +200,8 @@ static void test_bands(void) {
     vl_prune_scratch scratch = {0};
     CHECK(vl_prune_set_build(&set, &scratch, boxes, NULL, 20000, 0, 0) == VL_OK, "build");
     CHECK(vl_band_grid_choose(&set, NULL, 0).count > 1, "uniform 20k: no bands");
-    for (uint32_t i = 0; i < 20000; i++) boxes[i].min[1] = boxes[i].min[2] = -1e30f, boxes[i].max[1] = boxes[i].max[2] = 1e30f;
+    for (uint32_t i = 0; i < 20000; i++)
+        boxes[i].min[1] = boxes[i].min[2] = -1e30f, boxes[i].max[1] = boxes[i].max[2] = 1e30f;
     CHECK(vl_prune_set_build(&set, &scratch, boxes, NULL, 20000, 0, 0) == VL_OK, "build");
     CHECK(vl_band_grid_choose(&set, NULL, 0).count == 1, "boxes spanning both other axes: banded");
     check_complete(boxes, 2000, "spanning");
@@ -225,7 +227,8 @@ static void test_bad_input(void) {
     boxes[2].max[1] = 1;
     boxes[1].min[0] = 2;
     CHECK(vl_box_prune(boxes, 3, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "min > max");
-    CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 1, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "min > max in a");
+    CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 1, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0,
+          "min > max in a");
     vl_pair_buffer_free(&out);
 }
 

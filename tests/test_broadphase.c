@@ -128,7 +128,8 @@ static void do_place(vl_broadphase* bp, mirror* m, const uint32_t* handles, cons
 static void do_update_list(vl_broadphase* bp, mirror* m, test_rng* r, int scene, const uint32_t* handles, uint32_t k,
                            int sleeping) {
     vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
-    for (uint32_t i = 0; i < k; i++) boxes[i] = sleeping ? m->box[handles[i]] : scene_move(r, scene, m->box[handles[i]]);
+    for (uint32_t i = 0; i < k; i++)
+        boxes[i] = sleeping ? m->box[handles[i]] : scene_move(r, scene, m->box[handles[i]]);
     do_place(bp, m, handles, boxes, k);
     free(boxes);
 }
@@ -198,7 +199,8 @@ static void test_sequences(void) {
             run_sequence(kind, scene, 1000 + (uint64_t)scene, test_scaled(500), 60, test_scaled(2500), 0);
             run_sequence(kind, scene, 2000 + (uint64_t)scene, test_scaled(80), 2000, test_scaled(5000), 0);
         }
-    for (int kind = 0; kind < KIND_COUNT; kind++) run_sequence(kind, SCENE_UNIFORM, 77, test_scaled(200), 100, test_scaled(3000), 1);
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        run_sequence(kind, SCENE_UNIFORM, 77, test_scaled(200), 100, test_scaled(3000), 1);
     /* batches up to 10,000 */
     for (int kind = 0; kind < KIND_COUNT; kind++)
         run_sequence(kind, SCENE_UNIFORM, 4242, test_scaled(24), test_scaled(10000), test_scaled(15000), 0);
@@ -502,7 +504,8 @@ static void test_failing_allocator(void) {
                 h.budget = -1;
                 if (s == VL_ERR_OUT_OF_MEMORY) {
                     failures++;
-                    CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after failure op %d budget %ld", kind_names[kind], op, b);
+                    CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after failure op %d budget %ld",
+                          kind_names[kind], op, b);
                     r = saved;
                     continue; /* try again with a larger budget */
                 }
@@ -625,7 +628,8 @@ static void test_pair_user_data(void) {
     for (uint32_t i = 0; i < n; i++)
         CHECK(vl_broadphase_get_pair_user_data(bp, pairs[i].a, pairs[i].b) == NULL, "new pair has user data");
     for (uint32_t i = 0; i < n; i++)
-        vl_broadphase_set_pair_user_data(bp, pairs[i].b, pairs[i].a, (void*)(uintptr_t)(pairs[i].a * 100003u + pairs[i].b));
+        vl_broadphase_set_pair_user_data(bp, pairs[i].b, pairs[i].a,
+                                         (void*)(uintptr_t)(pairs[i].a * 100003u + pairs[i].b));
     CHECK(vl_broadphase_set_pair_user_data(bp, 0, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "user data of no pair");
     do_remove(bp, &m, &r, 100);
     commit_and_check(bp, &m, "user data");

@@ -146,7 +146,8 @@ static void test_out_of_memory(void) {
             hooks.budget = budget;
             vl_bvh* bvh = NULL;
             vl_status st = kind ? vl_bvh_build_boxes(boxes, 40, NULL, &bvh)
-                                : vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+                                : vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count,
+                                                         NULL, &bvh);
             if (st == VL_OK) {
                 built = 1;
                 vl_bvh_destroy(bvh);
@@ -195,7 +196,8 @@ static void test_validate_and_stats(void) {
     CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
     if (!bvh) return;
     vl_bvh_stats st;
-    CHECK(vl_bvh_get_stats(NULL, &st) == VL_ERR_INVALID_ARGUMENT && vl_bvh_get_stats(bvh, NULL) == VL_ERR_INVALID_ARGUMENT,
+    CHECK(vl_bvh_get_stats(NULL, &st) == VL_ERR_INVALID_ARGUMENT &&
+              vl_bvh_get_stats(bvh, NULL) == VL_ERR_INVALID_ARGUMENT,
           "stats args");
     CHECK(vl_bvh_get_stats(bvh, &st) == VL_OK, "stats");
     CHECK(st.primitives == m.triangle_count && st.nodes == 2 * st.leaves - 1 && st.leaves <= st.primitives &&
@@ -264,8 +266,11 @@ static void test_triangle_reference(void) {
         vl_bvh_tri_setup(&tri, p[0], p[1], p[2], 0);
         /* double Cramer */
         double e1[3], e2[3], c[3], r[3], n[3];
-        for (int a = 0; a < 3; a++) e1[a] = (double)p[1][a] - p[0][a], e2[a] = (double)p[2][a] - p[0][a], c[a] = (double)p[0][a] - o[a];
-        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        for (int a = 0; a < 3; a++)
+            e1[a] = (double)p[1][a] - p[0][a], e2[a] = (double)p[2][a] - p[0][a], c[a] = (double)p[0][a] - o[a];
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
         r[0] = d[1] * c[2] - d[2] * c[1], r[1] = d[2] * c[0] - d[0] * c[2], r[2] = d[0] * c[1] - d[1] * c[0];
         double det = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
         if (fabs(det) < 1e-3) continue;

@@ -107,7 +107,8 @@ static void test_failing_allocator(void) {
             if (s == VL_OK) break;
             failures++;
             CHECK(s == VL_ERR_OUT_OF_MEMORY, "add: %s", vl_status_string(s));
-            CHECK(pm.count == count && pm.capacity == cap && vl_pm_find(&pm, a, b) == VL_PM_NONE, "failed add changed pm");
+            CHECK(pm.count == count && pm.capacity == cap && vl_pm_find(&pm, a, b) == VL_PM_NONE,
+                  "failed add changed pm");
             CHECK(vl_pm_validate(&pm) == VL_OK, "validate after failed add");
         }
     }

@@ -136,7 +136,8 @@ static void test_single_width_ops(test_rng* rng) {
         int32_t truncated[4];
         for (int i = 0; i < 4; i++) f[i] = test_float(rng, -2e9f, 2e9f) * (test_u32(rng, 2) ? 1e-6f : 1.0f);
         vl_i4_storeu(truncated, vl_f4_to_i(vl_f4_loadu(f)));
-        for (int i = 0; i < 4; i++) CHECK(truncated[i] == (int32_t)f[i], "to_i lane %d: %g -> %d", i, f[i], truncated[i]);
+        for (int i = 0; i < 4; i++)
+            CHECK(truncated[i] == (int32_t)f[i], "to_i lane %d: %g -> %d", i, f[i], truncated[i]);
 
         uint32_t a[8], count[8], idx[8], shifted[8], permuted[8];
         for (int i = 0; i < 8; i++) {

@@ -87,8 +87,9 @@ VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles
 
 /* Brings the pair set up to date and appends the pairs that began (created) and ceased (deleted)
  * to overlap since the last commit; either buffer may be NULL. A pair that began and ceased in
- * between is in neither. Buffers given leave with storage (pairs != NULL), even when empty. Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, inconsistent buffer),
- * VL_ERR_OUT_OF_MEMORY (buffers and broadphase unchanged; commit again later). */
+ * between is in neither. Buffers given leave with storage (pairs != NULL), even when empty.
+ * Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, inconsistent buffer), VL_ERR_OUT_OF_MEMORY (buffers
+ * and broadphase unchanged; commit again later). */
 VL_API vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
 
 /* The overlapping pairs as of the last commit (unspecified order), valid until the next call that

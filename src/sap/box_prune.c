@@ -189,7 +189,8 @@ static inline vl_status prune_complete(const vl_prune_set* set, int dense, prune
     vl_status s = VL_OK;
     for (uint32_t i = 0; i + 1 < set->n && s == VL_OK; i++) {
         /* the sweep reads candidates i+1.. and stops at the first that starts after box i ends */
-        if (set->minx[i + 1] <= set->maxx[i]) s = prune_sweep(set, i, set, i + 1, VL_EMIT_LOW_HIGH, dense, NULL, 0, out);
+        if (set->minx[i + 1] <= set->maxx[i])
+            s = prune_sweep(set, i, set, i + 1, VL_EMIT_LOW_HIGH, dense, NULL, 0, out);
     }
     return s;
 }

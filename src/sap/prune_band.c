@@ -158,7 +158,8 @@ vl_status vl_prune_bands_build(vl_prune_bands* bands, const vl_prune_set* set, v
     for (uint32_t k = 0; k < n; k++) {
         uint32_t l = band_of(&grid, lo[k]), h = band_of(&grid, hi[k]);
         vl_prune_set_copy(&bands->store, start[2 * l] + len[2 * l]++, set, k);
-        for (uint32_t b = l + 1; b <= h; b++) vl_prune_set_copy(&bands->store, start[2 * b + 1] + len[2 * b + 1]++, set, k);
+        for (uint32_t b = l + 1; b <= h; b++)
+            vl_prune_set_copy(&bands->store, start[2 * b + 1] + len[2 * b + 1]++, set, k);
     }
     for (uint32_t k = 0; k < 2 * count; k++) vl_prune_set_seal(&bands->store, start[k] + len[k]);
     bands->store.n = (uint32_t)total;
@@ -177,7 +178,8 @@ vl_status vl_prune_bands_complete(const vl_prune_bands* bands, vl_pair_buffer* o
     for (uint32_t b = 0; b < bands->grid.count && s == VL_OK; b++) {
         vl_prune_set own = band_segment(bands, 2 * b), carried = band_segment(bands, 2 * b + 1);
         s = vl_prune_complete(&own, VL_PRUNE_DENSE, out);
-        if (s == VL_OK && own.n && carried.n) s = vl_prune_bipartite(&own, &carried, VL_PRUNE_LOW_HIGH | VL_PRUNE_DENSE, out);
+        if (s == VL_OK && own.n && carried.n)
+            s = vl_prune_bipartite(&own, &carried, VL_PRUNE_LOW_HIGH | VL_PRUNE_DENSE, out);
     }
     if (s != VL_OK) out->count = start;
     return s;

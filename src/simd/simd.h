@@ -132,7 +132,8 @@ VL_INLINE vl_i4 vl_i4_permute(vl_i4 a, vl_i4 idx) {
     /* a byte shuffle (pshufb, tbl): byte k of lane j comes from byte 4 * idx[j] + k */
     vl_i4 base = simde_mm_slli_epi32(simde_mm_and_si128(idx, simde_mm_set1_epi32(3)), 2);
     base = simde_mm_shuffle_epi8(base, simde_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
-    return simde_mm_shuffle_epi8(a, simde_mm_add_epi8(base, simde_mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3)));
+    const simde__m128i byte = simde_mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    return simde_mm_shuffle_epi8(a, simde_mm_add_epi8(base, byte));
 #endif
 }
 /* Macros, as their immediates must be constants: the 32-bit lanes (integer or float) of each
