@@ -73,7 +73,7 @@ VL_INLINE uint32_t VL_B(ray_tri_rows)(const float* row0, uint32_t stride, uint32
     TRIV tri;
     VF* rows[12] = {&tri.v0[0], &tri.v0[1], &tri.v0[2], &tri.e1[0], &tri.e1[1], &tri.e1[2],
                     &tri.e2n[0], &tri.e2n[1], &tri.e2n[2], &tri.ng[0], &tri.ng[1], &tri.ng[2]};
-    const float* row = row0;
+    const float* row = row0; /* bumped a stride at a time: indexed, gcc spilled 12 stride multiples */
     for (uint32_t k = 0; k < 12; k++, row += stride) *rows[k] = VL_V(loadu)(row);
     tri.ng[2] = VL_V(and)(tri.ng[2], live);
     VF m = VL_B(ray_triangle)(o, d, tmin, tmax, &tri, t_out, u_out, v_out);
