@@ -159,10 +159,11 @@ static inline uintptr_t leaf_base(const vl_bvh* bvh, uintptr_t* leaf_bytes) {
     return tris ? (uintptr_t)bvh->tris : (uintptr_t)bvh->boxes;
 }
 
-/* Fetches the children of w whose bits are set (a node4: both its lines; a leaf: its first and
- * last primitive); the others' fetches go to w itself, in cache. No branch: the addresses are
- * integers until chosen (an empty child's points nowhere). Inlined always: gcc 12 deletes a call
- * to a function that only prefetches (its modref pass finds no side effect). */
+/* Fetches the children of w whose bits are set (a node4: both its lines; a leaf: the first and
+ * the last of the lines its primitives take); the others' fetches go to w itself, in cache. No
+ * branch: the addresses are integers until chosen (an empty child's points nowhere). Inlined
+ * always: gcc 12 deletes a call to a function that only prefetches (its modref pass finds no side
+ * effect). */
 VL_INLINE void prefetch_hit_children(const vl_bvh* bvh, const vl_bvh_node4* w, uint32_t bits) {
     uintptr_t leaf_bytes;
     const uintptr_t leaves = leaf_base(bvh, &leaf_bytes), self = (uintptr_t)w;

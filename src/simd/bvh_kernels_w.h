@@ -14,16 +14,21 @@ typedef struct TRIV {
     VF v0[3], e1[3], e2n[3], ng[3];
 } TRIV;
 
-/* One triangle broadcast to every lane, its 12 floats (v0, e1, e2n, ng as x y z) `stride` apart
- * from row0. */
+/* t's 12 vectors in the order of a leaf's rows (v0, e1, e2n, ng as x y z): row k fills *slot[k].
+ * The rows are read through a pointer bumped a stride at a time: indexed, gcc kept 12 multiples
+ * of the stride and spilled them. */
+VL_INLINE void VL_B(tri_slots)(TRIV* t, VF* slot[12]) {
+    for (int a = 0; a < 3; a++) slot[a] = &t->v0[a], slot[3 + a] = &t->e1[a];
+    for (int a = 0; a < 3; a++) slot[6 + a] = &t->e2n[a], slot[9 + a] = &t->ng[a];
+}
+
+/* One triangle broadcast to every lane, its 12 floats `stride` apart from row0 (see tri_slots). */
 VL_INLINE TRIV VL_B(tri_broadcast)(const float* row0, uint32_t stride) {
     TRIV t;
-    for (int a = 0; a < 3; a++) {
-        t.v0[a] = VL_V(set1)(row0[a * stride]);
-        t.e1[a] = VL_V(set1)(row0[(3 + a) * stride]);
-        t.e2n[a] = VL_V(set1)(row0[(6 + a) * stride]);
-        t.ng[a] = VL_V(set1)(row0[(9 + a) * stride]);
-    }
+    VF* slot[12];
+    VL_B(tri_slots)(&t, slot);
+    const float* row = row0;
+    for (uint32_t k = 0; k < 12; k++, row += stride) *slot[k] = VL_V(set1)(*row);
     return t;
 }
 
@@ -71,10 +76,10 @@ VL_INLINE uint32_t VL_B(ray_tri_rows)(const float* row0, uint32_t stride, uint32
                                       VF tmin, VF tmax, VF* t_out, VF* u_out, VF* v_out) {
     const VF live = VL_V(first)(n);
     TRIV tri;
-    VF* rows[12] = {&tri.v0[0], &tri.v0[1], &tri.v0[2], &tri.e1[0], &tri.e1[1], &tri.e1[2],
-                    &tri.e2n[0], &tri.e2n[1], &tri.e2n[2], &tri.ng[0], &tri.ng[1], &tri.ng[2]};
-    const float* row = row0; /* bumped a stride at a time: indexed, gcc spilled 12 stride multiples */
-    for (uint32_t k = 0; k < 12; k++, row += stride) *rows[k] = VL_V(loadu)(row);
+    VF* slot[12];
+    VL_B(tri_slots)(&tri, slot);
+    const float* row = row0;
+    for (uint32_t k = 0; k < 12; k++, row += stride) *slot[k] = VL_V(loadu)(row);
     tri.ng[2] = VL_V(and)(tri.ng[2], live);
     VF m = VL_B(ray_triangle)(o, d, tmin, tmax, &tri, t_out, u_out, v_out);
     return VL_V(bits)(VL_V(and)(m, live));
