@@ -10,6 +10,11 @@
 #define RAYV VL_SP3(vl_rayv, VL_W, )
 #define BOXV VL_SP3(vl_boxv, VL_W, )
 
+#ifndef VL_SEED_PROBE
+/* Rays of the root's list whose children hit decide at once whether the batch is seeded. */
+#define VL_SEED_PROBE 16u
+#endif
+
 typedef struct VL_T(slist) {
     uint32_t node, depth; /* a node4 and its depth (the root's is 0) */
     uint32_t off, n;      /* its rays: arena[off, off + n) */
@@ -53,6 +58,10 @@ static int VL_T(seed_top)(const vl_bvh* bvh, const float* rec, uint32_t* arena, 
                 bits |= hit << (c * VL_W);
             }
             masks[blk] = bits;
+            /* the root's first rays already tell a batch that crosses most of the tree */
+            if (!e.depth && i + VL_W == VL_SEED_PROBE && e.n > VL_SEED_PROBE &&
+                8u * (cnt[0] + cnt[1] + cnt[2] + cnt[3]) > fanout8 * VL_SEED_PROBE)
+                return 0;
         }
         uint32_t streamed = 0, stream_rays = 0, seed_rays = 0, lists = 0;
         const int fan_ok = 8u * (cnt[0] + cnt[1] + cnt[2] + cnt[3]) <= fanout8 * e.n;
