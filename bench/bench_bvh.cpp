@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -100,27 +101,41 @@ void report_hits(benchmark::State& state, uint64_t rays, const std::vector<vl_hi
     report(state, rays, h, (uint32_t)hits.size());
 }
 
-// batch 0: vl_bvh_raycast1 on every ray; otherwise vl_bvh_raycast on batches of `batch` rays.
-void volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags, uint32_t batch) {
+// batch 0: vl_bvh_raycast1 on every ray; otherwise vl_bvh_raycast on batches of `batch` rays, or
+// vl_bvh_raycast_scratch on one scratch block made before the timing (own_scratch).
+void volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags, uint32_t batch,
+                  bool own_scratch = false) {
     BenchScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
     const std::vector<vl_ray>& rays = s->rays[rayset];
     std::vector<vl_hit> hits(kRays);
+    const size_t bytes = own_scratch ? vl_bvh_raycast_scratch_size(s->bvh, batch, flags) : 0;
+    void* scratch = bytes ? std::aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    if (bytes && !scratch) return state.SkipWithError("no scratch");
     uint64_t traced = 0;
     for (auto _ : state) {
         if (batch == 0) {
             for (uint32_t i = 0; i < kRays; i++) vl_bvh_raycast1(s->bvh, &rays[i], flags, &hits[i]);
+        } else if (own_scratch) {
+            for (uint32_t i = 0; i < kRays; i += batch)
+                vl_bvh_raycast_scratch(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i,
+                                       scratch, bytes);
         } else {
             for (uint32_t i = 0; i < kRays; i += batch)
                 vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i);
         }
         traced += kRays;
     }
+    std::free(scratch);
     report_hits(state, traced, hits);
 }
 
 void BM_volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags) {
     volley_batch(state, which, rayset, flags, (uint32_t)state.range(0));
+}
+
+void BM_volley_scratch(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    volley_batch(state, which, rayset, flags, (uint32_t)state.range(0), true);
 }
 
 void BM_volley_single(benchmark::State& state, int which, int rayset, uint32_t flags) {
@@ -340,6 +355,9 @@ int register_all() {
                 benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley_batch, which, r, flags)
                     ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Arg(1 << 20)
                     ->Unit(benchmark::kMillisecond)->UseRealTime();
+                // small batches on the caller's scratch (no allocation per call)
+                benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley_scratch, which, r, flags)
+                    ->ArgName("batch")->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
                 // the same batches with the hint VL_RAY_GROUP_BY_ORIGIN (it changes batches of several chunks only)
                 benchmark::RegisterBenchmark((p + "volley_grouped").c_str(), BM_volley_batch, which, r,
                                              flags | VL_RAY_GROUP_BY_ORIGIN)

@@ -110,6 +110,16 @@ static vl_ray fuzz_ray(fuzz_input* in) {
 static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, uint32_t n, uint32_t flags) {
     static vl_hit batch[MAX_RAYS];
     vl_status status = vl_bvh_raycast(bvh, rays, n, flags, batch);
+    /* the same batch on the caller's scratch: the same answers, bit for bit */
+    static vl_hit own[MAX_RAYS];
+    const size_t bytes = vl_bvh_raycast_scratch_size(bvh, n, flags);
+    void* scratch = bytes ? aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63) : NULL;
+    if (!bytes || scratch) {
+        vl_status own_status = vl_bvh_raycast_scratch(bvh, rays, n, flags, own, scratch, bytes);
+        FUZZ_CHECK(own_status == status, "scratch status %s", vl_status_string(own_status));
+        FUZZ_CHECK(memcmp(own, batch, sizeof(vl_hit) * n) == 0, "scratch answers differ");
+    }
+    free(scratch);
     int any_invalid = 0;
     for (uint32_t i = 0; i < n; i++) {
         int valid = vl_bvh_ray_valid(&rays[i]);

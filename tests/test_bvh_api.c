@@ -189,6 +189,79 @@ static void test_out_of_memory(void) {
     scene_free(&m);
 }
 
+/* vl_bvh_raycast_scratch: the same answers as vl_bvh_raycast whichever way a batch goes (walks,
+ * streams, grouped chunks), no allocation at all, and a clear error, nothing written, for a
+ * scratch that is missing, misaligned or too small. */
+static void test_caller_scratch(void) {
+    scene_mesh m;
+    if (!scene_world(24, 12, 64, 9, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    if (!bvh) {
+        scene_free(&m);
+        return;
+    }
+    CHECK(vl_bvh_raycast_scratch_size(NULL, 100, 0) == 0, "size for a NULL bvh");
+    CHECK(vl_bvh_raycast_scratch_size(bvh, 100, 4) == 0, "size for bad flags");
+    CHECK(vl_bvh_raycast_scratch_size(bvh, 7, 0) == 0, "size under 8 rays");
+    CHECK(vl_bvh_raycast_scratch_size(bvh, 8, 0) > 0, "size at 8 rays");
+    CHECK(vl_bvh_raycast_scratch_size(bvh, 5000, VL_RAY_ANY) >= vl_bvh_raycast_scratch_size(bvh, 500, VL_RAY_ANY),
+          "size grows with the batch");
+    enum { n = 6000 };
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* want = malloc(sizeof(vl_hit) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    const size_t most = vl_bvh_raycast_scratch_size(bvh, n, VL_RAY_GROUP_BY_ORIGIN);
+    char* block = aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (most + 2 * VL_BVH_SCRATCH_ALIGNMENT) & ~(size_t)63);
+    if (!rays || !want || !hits || !block) goto done;
+    scene_rays_random(&m, n, 17, rays);
+    rays[11].dir[1] = NAN; /* an invalid ray among them */
+    test_alloc_hooks hooks;
+    static const uint32_t sizes[] = {3, 8, 100, 2500, n};
+    vl_bvh_tuning saved = vl_bvh_tune;
+    for (int way = 0; way < 3; way++) {
+        /* the tuning's defaults; every batch as streams; streams in grouped chunks of 1000 rays */
+        if (way == 1) vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = vl_bvh_tune.stream_leaves = 0;
+        if (way == 2) vl_bvh_tune.chunk = 1000;
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            for (uint32_t f = 0; f < 2; f++) {
+                const uint32_t count = sizes[k], flags = f | (way == 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+                const size_t need = vl_bvh_raycast_scratch_size(bvh, count, flags);
+                const vl_status expect = count > 11 ? VL_ERR_INVALID_QUERY : VL_OK;
+                CHECK(vl_bvh_raycast(bvh, rays, count, flags, want) == expect, "raycast %u", count);
+                test_alloc_begin(&hooks);
+                vl_status st = vl_bvh_raycast_scratch(bvh, rays, count, flags, hits, need ? block : NULL, need);
+                test_alloc_end(&hooks);
+                CHECK(st == expect, "way %d count %u flags %u: %s", way, count, flags, vl_status_string(st));
+                CHECK(hooks.allocs == 0, "way %d count %u: %ld allocations", way, count, hooks.allocs);
+                for (uint32_t i = 0; i < count; i++)
+                    CHECK(hits[i].prim == want[i].prim && hits[i].t == want[i].t, "way %d count %u ray %u", way,
+                          count, i);
+                if (!need) continue;
+                /* refused: nothing written */
+                for (uint32_t i = 0; i < count; i++) hits[i].prim = 0xABCDu;
+                void* bad[3] = {NULL, block + 16, block};
+                size_t bytes[3] = {need, need, need - 1};
+                for (int b = 0; b < 3; b++) {
+                    st = vl_bvh_raycast_scratch(bvh, rays, count, flags, hits, bad[b], bytes[b]);
+                    CHECK(st == VL_ERR_INVALID_ARGUMENT, "bad scratch %d: %s", b, vl_status_string(st));
+                }
+                uint32_t touched = 0;
+                for (uint32_t i = 0; i < count; i++) touched += hits[i].prim != 0xABCDu;
+                CHECK(touched == 0, "a refused call wrote %u hits", touched);
+            }
+        }
+    }
+    vl_bvh_tune = saved;
+    CHECK(vl_bvh_raycast_scratch(bvh, rays, 100, 4, hits, block, most) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast_scratch(NULL, rays, 100, 0, hits, block, most) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast_scratch(bvh, rays, 100, 0, NULL, block, most) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+done:
+    free(rays), free(want), free(hits), free(block);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
 static void test_validate_and_stats(void) {
     scene_mesh m;
     if (!scene_world(20, 10, 8, 4, &m)) return;
@@ -330,6 +403,7 @@ int main(void) {
     test_build_errors();
     test_query_errors();
     test_out_of_memory();
+    test_caller_scratch();
     test_validate_and_stats();
     test_triangle_reference();
     test_grazing_rays();

@@ -1,5 +1,6 @@
-/* Several threads query one tree at once (batched and single, closest and any hit) and must get
- * the answers a lone thread gets; TSan builds check that queries never write shared state. */
+/* Several threads query one tree at once (batched, on the allocator's scratch or their own, and
+ * single, closest and any hit) and must get the answers a lone thread gets; TSan builds check that
+ * queries never write shared state. */
 #include <pthread.h>
 
 #include "scenes.h"
@@ -19,9 +20,14 @@ typedef struct job {
 static void* worker(void* arg) {
     job* j = arg;
     vl_hit* hits = malloc(sizeof(vl_hit) * j->count);
+    /* the last round on the thread's own scratch */
+    const size_t bytes = vl_bvh_raycast_scratch_size(j->bvh, j->count, 0);
+    void* scratch = aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63);
     for (int round = 0; round < 3; round++) {
         uint32_t flags = round == 1 ? VL_RAY_ANY : VL_RAY_CLOSEST;
-        vl_status st = vl_bvh_raycast(j->bvh, j->rays + j->begin, j->count, flags, hits);
+        vl_status st = round == 2 ? vl_bvh_raycast_scratch(j->bvh, j->rays + j->begin, j->count, flags, hits, scratch,
+                                                           bytes)
+                                  : vl_bvh_raycast(j->bvh, j->rays + j->begin, j->count, flags, hits);
         if (st != VL_OK) j->status = st;
         for (uint32_t i = 0; i < j->count; i++) {
             const vl_hit* e = &j->expect[j->begin + i];
@@ -37,6 +43,7 @@ static void* worker(void* arg) {
         }
     }
     free(hits);
+    free(scratch);
     return NULL;
 }
 

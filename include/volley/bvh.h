@@ -84,7 +84,8 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
 /* Traces count rays as one batch; hits[i] answers rays[i]. flags: VL_RAY_CLOSEST (0), the nearest
  * hit in [tmin, tmax], or VL_RAY_ANY, some hit in [tmin, tmax] (a ray stops at the first one found;
  * hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY, u = v = 0.
- * Scratch memory for the call comes from the allocator hooks, once per call. Small batches (under
+ * Scratch memory for the call comes from the allocator hooks, once per call (or from the caller:
+ * vl_bvh_raycast_scratch). Small batches (under
  * 4096 rays, or with fewer rays entering the tree's box than one per leaf, counted in one chunk of
  * 128K rays at most: up to about 200K entering rays on a 1.1M-triangle world, at any batch size)
  * trace the top levels of the tree as ray streams and go on as 16 interleaved single-ray walks
@@ -106,6 +107,23 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * (with count > 0); VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written). count 0 is VL_OK
  * and does nothing. */
 VL_API vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits);
+
+/* Alignment of the scratch passed to vl_bvh_raycast_scratch. */
+#define VL_BVH_SCRATCH_ALIGNMENT 64u
+
+/* Bytes of scratch that vl_bvh_raycast_scratch needs for a batch of count rays with these flags,
+ * whatever the rays (the larger of the two ways a batch may go); 0 when it needs none (count < 8)
+ * and for a NULL bvh or unknown flag bits. */
+VL_API size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags);
+
+/* vl_bvh_raycast on the caller's scratch: the call allocates nothing, so that threads with their
+ * own buffers (or a frame's arena) never reach the allocator hooks. scratch: at least
+ * vl_bvh_raycast_scratch_size(bvh, count, flags) bytes, aligned to VL_BVH_SCRATCH_ALIGNMENT, not
+ * shared with a call running at the same time (it may be NULL when that size is 0). The same
+ * answers and statuses as vl_bvh_raycast, and VL_ERR_INVALID_ARGUMENT (nothing written) for a
+ * NULL, misaligned or too small scratch where one is needed. */
+VL_API vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
+                                        vl_hit* hits, void* scratch, size_t scratch_bytes);
 
 /* Traces one ray without a batch (no allocation). Same answers as vl_bvh_raycast: the same
  * primitive, or one at the same t where several are hit at one distance. VL_RAY_GROUP_BY_ORIGIN

@@ -275,95 +275,151 @@ static void trace_seeded(const vl_bvh* bvh, float* rec, uint32_t* arena, uint32_
     vl_bvh_trace_interleaved(bvh, rec, &jobs, parallel, any_hit, out, walks);
 }
 
-vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits) {
-    if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
-    if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits); /* too few to interleave */
-    const int any_hit = (flags & VL_RAY_ANY) != 0;
-    vl_status status = VL_OK;
+/* Rays the streams trace at once, and whether a batch is traced by origin in chunks of that many. */
+static uint32_t stream_chunk(void) { return vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u; }
+static int grouped_batch(uint32_t count, uint32_t flags) {
+    return (flags & VL_RAY_GROUP_BY_ORIGIN) && count > stream_chunk();
+}
 
-    /* measured: below a few thousand rays, or under one ray entering the tree per leaf, lists are
-     * too sparse for the streams to beat the single-ray walks, which then go interleaved (sessions
-     * 9 and 10, batches of 4096 to 262144: on the bunny and the camel, in cache, random rays run
-     * faster as walks up to about one entering ray per leaf, by up to 35%, while bounces want the
-     * streams from 0.3 per leaf and line of sight from about 0.6, by up to 1.9x at one per leaf;
-     * on the world, 201K leaves and 86 MB, the walks lead up to 262144 rays or tie, on line of
-     * sight by 14% to 2.6x, on random rays by up to 59%; rays that miss the tree's box count for
-     * neither; no one density fits every set, and one per leaf loses least). The streams see one
-     * chunk at a time, so a batch of several chunks counts as one chunk, unless grouped by origin,
-     * when each chunk crowds one part of the tree (session 12, the world, 1M rays, 8 chunks of 0.65
-     * rays per leaf: walks against streams, random +31% closest hit and +21% any hit, bounces +3-4%,
-     * line of sight +14% closest, -11% any; grouped, the streams lead by 0-43%) */
+/* How a batch is traced and where its scratch goes: one block of `bytes`, 64-byte aligned. */
+typedef struct vl_batch_plan {
+    uint32_t chunk, chunks, arena_size, cap;
+    int small, seeded, lists, ordered;
+    size_t bytes, walk_bytes, order_bytes, rec_bytes, arena_bytes, mask_bytes;
+} vl_batch_plan;
+
+/* The plan of a batch of count rays (>= VL_WALKS / 2) traced as walks (small) or streams. */
+static vl_batch_plan plan_batch(uint32_t count, uint32_t flags, int small) {
+    vl_batch_plan p;
+    p.small = small;
+    p.chunk = small && stream_chunk() > VL_WALK_CHUNK ? VL_WALK_CHUNK : stream_chunk();
+    if (p.chunk > count) p.chunk = count;
+    p.rec_bytes = sizeof(float) * VL_RAYREC_FLOATS * (size_t)p.chunk;
+    const size_t idx_bytes = sizeof(uint32_t) * ((size_t)p.chunk + VL_MAX_W);
+    /* wide: the arena of ray lists, then the per-block child masks */
+    p.arena_size = (vl_bvh_tune.arena ? vl_bvh_tune.arena : 8u) * p.chunk;
+    p.arena_bytes = sizeof(uint32_t) * ((size_t)p.arena_size + VL_MAX_W);
+    p.mask_bytes = sizeof(uint32_t) * ((size_t)p.chunk / 2 + 2);
+    p.walk_bytes = vl_bvh_interleaved_scratch() + sizeof(uint32_t) * 2 * VL_QUEUE;
+    /* VL_RAY_GROUP_BY_ORIGIN: a batch of more than one stream chunk (as bvh.h says, walks or
+     * streams) is traced in the order of order_by_origin, each chunk's hits gathered first, then
+     * scattered */
+    p.chunks = (uint32_t)(((uint64_t)count + p.chunk - 1) / p.chunk);
+    p.ordered = grouped_batch(count, flags) && p.chunks <= 65536u;
+    p.order_bytes = p.ordered ? sizeof(vl_hit) * (size_t)p.chunk + sizeof(uint32_t) * ((size_t)count + p.chunks) +
+                                    sizeof(uint16_t) * ((size_t)count + 1)
+                              : 0;
+    p.order_bytes = (p.order_bytes + 63) & ~(size_t)63; /* the records after it stay 64-byte aligned */
+    /* small batches: seeded walks (vl_bvh_tune.seed_depth > 0) or walks from the root */
+    p.seeded = small && vl_bvh_tune.seed_depth;
+    p.cap = 0;
+    const size_t seed_bytes = p.seeded ? seeded_scratch(p.chunk, &p.cap) : 0;
+    p.lists = (vl_bvh_tune.wide && !small) || p.seeded;
+    p.bytes = p.walk_bytes + p.order_bytes + p.rec_bytes + seed_bytes;
+    p.bytes += p.lists ? p.arena_bytes + p.mask_bytes : 2 * idx_bytes;
+    return p;
+}
+
+/* Whether the batch goes as walks: measured, below a few thousand rays, or under one ray entering
+ * the tree per leaf, lists are too sparse for the streams to beat the single-ray walks, which then
+ * go interleaved (sessions 9 and 10, batches of 4096 to 262144: on the bunny and the camel, in
+ * cache, random rays run faster as walks up to about one entering ray per leaf, by up to 35%,
+ * while bounces want the streams from 0.3 per leaf and line of sight from about 0.6, by up to 1.9x
+ * at one per leaf; on the world, 201K leaves and 86 MB, the walks lead up to 262144 rays or tie,
+ * on line of sight by 14% to 2.6x, on random rays by up to 59%; rays that miss the tree's box count
+ * for neither; no one density fits every set, and one per leaf loses least). The streams see one
+ * chunk at a time, so a batch of several chunks counts as one chunk, unless grouped by origin,
+ * when each chunk crowds one part of the tree (session 12, the world, 1M rays, 8 chunks of 0.65
+ * rays per leaf: walks against streams, random +31% closest hit and +21% any hit, bounces +3-4%,
+ * line of sight +14% closest, -11% any; grouped, the streams lead by 0-43%). */
+static int goes_as_walks(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags) {
+    const int any_hit = (flags & VL_RAY_ANY) != 0;
     const uint32_t leaves = (bvh->node_count + 1) / 2;
     const uint32_t floor_rays = any_hit ? vl_bvh_tune.small_batch : vl_bvh_tune.small_closest;
     const uint32_t per_ray = vl_bvh_tune.stream_leaves;
     const uint32_t dense = per_ray ? leaves / per_ray : 0; /* rays entering the tree for the streams */
-    const uint32_t stream_chunk = vl_bvh_tune.chunk ? vl_bvh_tune.chunk : 16384u;
-    const int grouped = (flags & VL_RAY_GROUP_BY_ORIGIN) && count > stream_chunk;
-    const uint32_t seen = (grouped || count < stream_chunk) ? count : stream_chunk; /* streamed at once */
-    const int small = count < floor_rays || (dense && (seen < dense || rays_entering(bvh, rays, seen) < dense));
-    uint32_t chunk = small && stream_chunk > VL_WALK_CHUNK ? VL_WALK_CHUNK : stream_chunk;
-    if (chunk > count) chunk = count;
-    const int wide = vl_bvh_tune.wide != 0;
-    size_t rec_bytes = sizeof(float) * VL_RAYREC_FLOATS * (size_t)chunk;
-    size_t idx_bytes = sizeof(uint32_t) * ((size_t)chunk + VL_MAX_W);
-    /* wide: the arena of ray lists, then the per-block child masks */
-    uint32_t arena_size = (vl_bvh_tune.arena ? vl_bvh_tune.arena : 8u) * chunk;
-    size_t arena_bytes = sizeof(uint32_t) * ((size_t)arena_size + VL_MAX_W);
-    size_t mask_bytes = sizeof(uint32_t) * ((size_t)chunk / 2 + 2);
-    size_t walk_bytes = vl_bvh_interleaved_scratch() + sizeof(uint32_t) * 2 * VL_QUEUE;
-    /* VL_RAY_GROUP_BY_ORIGIN: a batch of more than one stream chunk (as bvh.h says, walks or
-     * streams) is traced in the order of order_by_origin, each chunk's hits gathered first, then
-     * scattered */
-    const uint32_t chunks = (uint32_t)(((uint64_t)count + chunk - 1) / chunk);
-    const int ordered = grouped && chunks <= 65536u;
-    size_t order_bytes = ordered ? sizeof(vl_hit) * (size_t)chunk + sizeof(uint32_t) * ((size_t)count + chunks) +
-                                       sizeof(uint16_t) * ((size_t)count + 1)
-                                 : 0;
-    order_bytes = (order_bytes + 63) & ~(size_t)63; /* the records after it stay 64-byte aligned */
-    /* small batches: seeded walks (vl_bvh_tune.seed_depth > 0) or walks from the root */
-    const int seeded = small && vl_bvh_tune.seed_depth;
-    uint32_t cap = 0;
-    size_t seed_bytes = seeded ? seeded_scratch(chunk, &cap) : 0;
-    const int lists = (wide && !small) || seeded;
-    size_t bytes = walk_bytes + order_bytes + rec_bytes + seed_bytes;
-    bytes += lists ? arena_bytes + mask_bytes : 2 * idx_bytes;
-    void* block = vl_mem_alloc(bytes);
-    if (!block) return raycast_one_by_one(bvh, rays, count, flags, hits); /* slower, same answers */
+    const uint32_t seen = (grouped_batch(count, flags) || count < stream_chunk()) ? count : stream_chunk();
+    return count < floor_rays || (dense && (seen < dense || rays_entering(bvh, rays, seen) < dense));
+}
+
+/* The batch traced as planned in `block` (p->bytes, 64-byte aligned). */
+static vl_status trace_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
+                             const vl_batch_plan* p, void* block) {
+    const int any_hit = (flags & VL_RAY_ANY) != 0;
+    const uint32_t chunk = p->chunk, arena_size = p->arena_size;
+    vl_status status = VL_OK;
     void* walks = block;
     uint32_t* queue = (uint32_t*)((char*)block + vl_bvh_interleaved_scratch());
-    vl_hit* chunk_hits = (vl_hit*)((char*)block + walk_bytes);
-    uint32_t* perm = ordered ? (uint32_t*)(chunk_hits + chunk) : NULL;
-    float* rec = (float*)((char*)block + walk_bytes + order_bytes);
-    uint32_t* idx = (uint32_t*)((char*)rec + rec_bytes);
+    vl_hit* chunk_hits = (vl_hit*)((char*)block + p->walk_bytes);
+    uint32_t* perm = p->ordered ? (uint32_t*)(chunk_hits + chunk) : NULL;
+    float* rec = (float*)((char*)block + p->walk_bytes + p->order_bytes);
+    uint32_t* idx = (uint32_t*)((char*)rec + p->rec_bytes);
     uint32_t* tmp = idx + chunk + VL_MAX_W;
     uint32_t* masks = idx + arena_size + VL_MAX_W;
-    uint32_t* seed_block = seeded ? (uint32_t*)((char*)idx + arena_bytes + mask_bytes) : NULL;
-    if (lists) memset(idx, 0, arena_bytes); /* every entry a valid record index */
-    if (ordered)
-        order_by_origin(bvh, rays, count, chunk, chunks, perm, (uint16_t*)(perm + count + chunks), perm + count);
+    uint32_t* seed_block = p->seeded ? (uint32_t*)((char*)idx + p->arena_bytes + p->mask_bytes) : NULL;
+    if (p->lists) memset(idx, 0, p->arena_bytes); /* every entry a valid record index */
+    if (p->ordered)
+        order_by_origin(bvh, rays, count, chunk, p->chunks, perm, (uint16_t*)(perm + count + p->chunks),
+                        perm + count);
 
     for (uint32_t base = 0; base < count; base += chunk) {
         uint32_t len = count - base < chunk ? count - base : chunk;
-        const uint32_t* order = ordered ? perm + base : NULL;
-        vl_hit* out = ordered ? chunk_hits : hits + base;
+        const uint32_t* order = p->ordered ? perm + base : NULL;
+        vl_hit* out = p->ordered ? chunk_hits : hits + base;
         uint32_t live = 0, parallel = 0;
         if (load_chunk(rays, base, order, len, rec, out, idx, &live, &parallel) != VL_OK) status = VL_ERR_INVALID_QUERY;
         for (uint32_t j = 0; j < VL_MAX_W; j++) idx[live + j] = 0;
-        if (live && seeded)
-            trace_seeded(bvh, rec, idx, arena_size, masks, seed_block, cap, len, live, parallel != 0, any_hit, out,
+        if (live && p->seeded)
+            trace_seeded(bvh, rec, idx, arena_size, masks, seed_block, p->cap, len, live, parallel != 0, any_hit, out,
                          walks);
-        if (live && small && !seeded) {
+        if (live && p->small && !p->seeded) {
             vl_bvh_jobs jobs = {idx, live, NULL, NULL, NULL, NULL, NULL};
             vl_bvh_trace_interleaved(bvh, rec, &jobs, parallel != 0, any_hit, out, walks);
         }
-        if (live && !small) {
+        if (live && !p->small) {
             vl_bvh_queue q = {bvh, rec, out, parallel != 0, any_hit, 0, queue, queue + VL_QUEUE, walks};
             trace_chunk(bvh, rec, idx, tmp, masks, arena_size, live, &q);
         }
         if (order)
             for (uint32_t i = 0; i < len; i++) hits[order[i]] = out[i];
     }
-    vl_mem_free(block, bytes);
     return status;
+}
+
+static vl_status check_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
+                             const vl_hit* hits) {
+    if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
+    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
+    return VL_OK;
+}
+
+vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits) {
+    vl_status status = check_batch(bvh, rays, count, flags, hits);
+    if (status != VL_OK) return status;
+    if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits); /* too few to interleave */
+    const vl_batch_plan p = plan_batch(count, flags, goes_as_walks(bvh, rays, count, flags));
+    void* block = vl_mem_alloc(p.bytes);
+    if (!block) return raycast_one_by_one(bvh, rays, count, flags, hits); /* slower, same answers */
+    status = trace_batch(bvh, rays, count, flags, hits, &p, block);
+    vl_mem_free(block, p.bytes);
+    return status;
+}
+
+size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags) {
+    if (!bvh || count < VL_WALKS / 2 || (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN))) return 0;
+    const size_t walks = plan_batch(count, flags, 1).bytes, streams = plan_batch(count, flags, 0).bytes;
+    return walks > streams ? walks : streams;
+}
+
+vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
+                                 void* scratch, size_t scratch_bytes) {
+    vl_status status = check_batch(bvh, rays, count, flags, hits);
+    if (status != VL_OK) return status;
+    if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits);
+    /* checked against the size for any rays, so that whether a call is refused never depends on them */
+    if (!scratch || ((uintptr_t)scratch & (VL_BVH_SCRATCH_ALIGNMENT - 1)) ||
+        scratch_bytes < vl_bvh_raycast_scratch_size(bvh, count, flags))
+        return VL_ERR_INVALID_ARGUMENT;
+    const vl_batch_plan p = plan_batch(count, flags, goes_as_walks(bvh, rays, count, flags));
+    return trace_batch(bvh, rays, count, flags, hits, &p, scratch);
 }
