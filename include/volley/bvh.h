@@ -85,14 +85,14 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * hit in [tmin, tmax], or VL_RAY_ANY, some hit in [tmin, tmax] (a ray stops at the first one found;
  * hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY, u = v = 0.
  * Scratch memory for the call comes from the allocator hooks, once per call (or from the caller:
- * vl_bvh_raycast_scratch). Small batches (under
- * 4096 rays, or with fewer rays entering the tree's box than one per leaf, counted in one chunk of
- * 128K rays at most: up to about 200K entering rays on a 1.1M-triangle world, at any batch size)
- * trace the top levels of the tree as ray streams and go on as 16 interleaved single-ray walks
- * (measured faster at those sizes), 1024 rays at a time, with about 96 KB plus 218 bytes per ray
- * (320 KB at most); larger ones run as ray streams, 128K rays at a time, with 96 KB plus 82 bytes
- * per ray (10.8 MB at most). Batches under 8 rays, and any batch whose scratch cannot be
- * allocated, go one ray at a time without scratch (the same answers).
+ * vl_bvh_raycast_scratch). Small batches (under 4096 rays, or with fewer rays entering the tree's
+ * box than one per leaf, counted in one chunk of 128K rays at most: up to about 200K entering rays
+ * on a 1.1M-triangle world, at any batch size) trace the top levels of the tree as ray streams and
+ * go on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time,
+ * with about 96 KB plus 218 bytes per ray (320 KB at most); larger ones run as ray streams, 128K
+ * rays at a time, with 96 KB plus 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and
+ * any batch whose scratch cannot be allocated, go one ray at a time without scratch (the same
+ * answers).
  * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
  * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
  * the tree's box (then a direction octant) and runs as ray streams, at the price of a counting

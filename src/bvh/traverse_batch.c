@@ -15,7 +15,7 @@
  * see seed_top; 1.5 until session 11, where the bunny's bounces, 1.46 at its root, ran 1-4%
  * faster as walks from the root, the camel's 2.5%, the world within noise). Walks fetch ahead
  * in trees of 24 MiB or more (see vl_bvh_trace_interleaved). Batches go as walks below 4096
- * rays, or below one ray entering the tree per leaf: see vl_bvh_raycast.
+ * rays, or below one ray entering the tree per leaf: see goes_as_walks.
  * The walks' node steps go two walks per 8-lane pass where 8 lanes are native (walk_pairs;
  * session 8: see vl_bvh_trace_interleaved). Closest hit: each ray goes into its own nearest child
  * first only from lists of a whole chunk (session 14, against lists of 16384 rays: bunny bounces
