@@ -33,6 +33,9 @@ typedef struct vl_bvh_tuning {
 
 extern vl_bvh_tuning vl_bvh_tune;
 
+/* The flag bits the raycasts know. */
+#define VL_BVH_RAY_FLAGS (VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)
+
 /* Whether the tree takes vl_bvh_tune.walk_prefetch_mb or more: too large for the cache, so that
  * the walks fetch ahead. */
 static inline int vl_bvh_outgrows_cache(const vl_bvh* bvh) {

@@ -389,7 +389,7 @@ static vl_status trace_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t cou
 static vl_status check_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
                              const vl_hit* hits) {
     if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
+    if (flags & ~VL_BVH_RAY_FLAGS) return VL_ERR_INVALID_FLAGS;
     return VL_OK;
 }
 
@@ -406,7 +406,7 @@ vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, 
 }
 
 size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags) {
-    if (!bvh || count < VL_WALKS / 2 || (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN))) return 0;
+    if (!bvh || count < VL_WALKS / 2 || (flags & ~VL_BVH_RAY_FLAGS)) return 0;
     const size_t walks = plan_batch(count, flags, 1).bytes, streams = plan_batch(count, flags, 0).bytes;
     return walks > streams ? walks : streams;
 }

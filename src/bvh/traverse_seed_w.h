@@ -13,6 +13,12 @@
 #ifndef VL_SEED_PROBE
 /* Rays of the root's list whose children hit decide at once whether the batch is seeded. */
 #define VL_SEED_PROBE 16u
+
+/* Whether `rays` rays that hit cnt[c] of a node's children each hit more than fanout8 / 8 of them
+ * on average: they cross most of the tree, and go better as walks. */
+static inline int vl_seed_fans_out(const uint32_t cnt[4], uint32_t rays, uint32_t fanout8) {
+    return 8u * (cnt[0] + cnt[1] + cnt[2] + cnt[3]) > fanout8 * rays;
+}
 #endif
 
 typedef struct VL_T(slist) {
@@ -60,11 +66,11 @@ static int VL_T(seed_top)(const vl_bvh* bvh, const float* rec, uint32_t* arena, 
             masks[blk] = bits;
             /* the root's first rays already tell a batch that crosses most of the tree */
             if (!e.depth && i + VL_W == VL_SEED_PROBE && e.n > VL_SEED_PROBE &&
-                8u * (cnt[0] + cnt[1] + cnt[2] + cnt[3]) > fanout8 * VL_SEED_PROBE)
+                vl_seed_fans_out(cnt, VL_SEED_PROBE, fanout8))
                 return 0;
         }
         uint32_t streamed = 0, stream_rays = 0, seed_rays = 0, lists = 0;
-        const int fan_ok = 8u * (cnt[0] + cnt[1] + cnt[2] + cnt[3]) <= fanout8 * e.n;
+        const int fan_ok = !vl_seed_fans_out(cnt, e.n, fanout8);
         if (!fan_ok && !e.depth) return 0; /* the batch's rays cross most of the tree: no seeds */
         for (uint32_t c = 0; c < 4; c++) {
             if (!cnt[c]) continue;

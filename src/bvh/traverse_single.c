@@ -399,7 +399,7 @@ void vl_bvh_queue_flush(vl_bvh_queue* q) {
 
 vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, vl_hit* hit) {
     if (!bvh || !ray || !hit) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
+    if (flags & ~VL_BVH_RAY_FLAGS) return VL_ERR_INVALID_FLAGS;
     *hit = vl_bvh_miss();
     if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
