@@ -25,6 +25,9 @@ typedef vl_f8 vl_leafv;
 typedef vl_f4 vl_leafv;
 #endif
 
+/* The walks' node steps go two walks per 8-lane pass (push_children_pair) where 8 lanes are native. */
+#define VL_PAIRS (VL_SIMD_PREFERRED_WIDTH == 8)
+
 /* The ray broadcast to VL_LW lanes for the leaf test. */
 typedef struct vl_leafray {
     vl_leafv o[3], d[3], tmin;
@@ -91,7 +94,8 @@ static inline int leaf_test(const vl_bvh* bvh, uint32_t first, uint32_t count, c
     return 0;
 }
 
-/* The ray's registers: its slab form (4 lanes, one per child box) and its leaf form. */
+/* The ray's registers: its slab form (4 lanes, one per child box; paired walks go without) and its
+ * leaf form. */
 typedef struct vl_ray1 {
     vl_rayv4 slab;
     vl_leafray leaf;
@@ -104,19 +108,24 @@ typedef struct vl_ray1 {
 static const uint32_t octant_rows[8][3] = {{0, 1, 2}, {3, 1, 2}, {0, 4, 2}, {3, 4, 2},
                                            {0, 1, 5}, {3, 1, 5}, {0, 4, 5}, {3, 4, 5}};
 
-static inline void ray1_load(vl_ray1* r, const float* rec, int parallel, int any_hit) {
-    for (int a = 0; a < 3; a++) {
+/* The ray's leaf form (what every walk needs) and its flags. */
+static inline void ray1_load_leaf(vl_ray1* r, const float* rec, int parallel, int any_hit) {
+    for (int a = 0; a < 3; a++) r->leaf.o[a] = VL_LV(set1)(rec[a]), r->leaf.d[a] = VL_LV(set1)(rec[VL_RR_DIR + a]);
+    r->leaf.tmin = VL_LV(set1)(rec[VL_RR_TMIN]);
+    r->parallel = parallel, r->any_hit = any_hit;
+}
+
+/* The ray's slab form with its entry and exit rows (for push_children; the paired steps read the
+ * record instead). */
+static inline void ray1_load_slab(vl_ray1* r, const float* rec) {
+    for (int a = 0; a < 3; a++)
         r->slab.origin[a] = vl_f4_set1(rec[a]), r->slab.inv_dir[a] = vl_f4_set1(rec[VL_RR_INV + a]);
-        r->leaf.o[a] = VL_LV(set1)(rec[a]), r->leaf.d[a] = VL_LV(set1)(rec[VL_RR_DIR + a]);
-    }
     /* scalar reads: raycast1 has just stored the record, which a vector load would stall on */
     const uint32_t octant = (uint32_t)(rec[VL_RR_INV] < 0.0f) | (uint32_t)(rec[VL_RR_INV + 1] < 0.0f) << 1 |
                             (uint32_t)(rec[VL_RR_INV + 2] < 0.0f) << 2;
     memcpy(r->near, octant_rows[octant], sizeof r->near);
     memcpy(r->far, octant_rows[octant ^ 7u], sizeof r->far);
     r->slab.tmin = vl_f4_set1(rec[VL_RR_TMIN]);
-    r->leaf.tmin = VL_LV(set1)(rec[VL_RR_TMIN]);
-    r->parallel = parallel, r->any_hit = any_hit;
 }
 
 /* The entry t by which a node's children hit are ordered: for any hit, those that hold the origin
@@ -264,14 +273,16 @@ typedef struct vl_walk {
 } vl_walk;
 
 /* Starts the next job on w, its start on the stack; 0 when there is none left. Seeds go on
- * farthest first: up to 4 ordered by the push's sorting network, more by an insertion sort. */
+ * farthest first: up to 4 ordered by the push's sorting network, more by an insertion sort. `slab`:
+ * the walk's node steps go by push_children (not paired). */
 static int walk_start(vl_walk* w, float* rec, const vl_bvh_jobs* jobs, uint32_t* next, int parallel, int any_hit,
-                      vl_hit* hits) {
+                      int slab, vl_hit* hits) {
     if (*next >= jobs->n) return 0;
     uint32_t j = (*next)++, id = jobs->ids[j];
     w->rec = rec + VL_RAYREC_FLOATS * (size_t)id;
     w->hit = &hits[id];
-    ray1_load(&w->ray, w->rec, parallel, any_hit);
+    ray1_load_leaf(&w->ray, w->rec, parallel, any_hit);
+    if (slab) ray1_load_slab(&w->ray, w->rec);
     vl_stack1* st = &w->stack;
     if (!jobs->first) {
         st->child[0] = jobs->starts ? jobs->starts[j] : 0, st->count[0] = 0, st->tnear[0] = -INFINITY;
@@ -296,11 +307,12 @@ static int walk_start(vl_walk* w, float* rec, const vl_bvh_jobs* jobs, uint32_t*
     return 1;
 }
 
-#if VL_SIMD_PREFERRED_WIDTH == 8
+#if VL_PAIRS
 /* The node4 steps of two walks in one 8-lane pass: walk a's ray against its node's 4 child boxes
  * in lanes 0-3, walk b's in lanes 4-7, by vl_k8_slab, whose entry t per axis is the lesser of the
  * two planes' (slab_signed's value, picked there by the direction's sign); the children hit go on
- * each walk's stack as stack_push4 puts them. Only where 8 lanes are native: emulated, they
+ * each walk's stack as stack_push4 puts them. a may be b (a round's odd one out): both halves then
+ * hold its step, written twice to the same slots. Only where 8 lanes are native: emulated, they
  * measure no gain. */
 static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b) {
     const vl_bvh_node4 *na = &bvh->wide[a->at.child], *nb = &bvh->wide[b->at.child];
@@ -323,11 +335,11 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
     vl_i8 child = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->child), vl_i4_loadu(nb->child)), lane);
     vl_i8 count = vl_i8_permute_halves(vl_i8_join(vl_i4_loadu(na->count), vl_i4_loadu(nb->count)), lane);
     vl_i8 tnear = vl_i8_and(key, vl_i8_set1(~3));
-    stack_put4(&a->stack, a->top, vl_i8_low(child), vl_i8_low(count), vl_i8_low(tnear));
-    stack_put4(&b->stack, b->top, vl_i8_high(child), vl_i8_high(count), vl_i8_high(tnear));
-    const uint32_t bits = vl_f8_bits(hit);
-    a->top += (uint32_t)__builtin_popcount(bits & 15u);
-    b->top += (uint32_t)__builtin_popcount(bits >> 4);
+    const uint32_t bits = vl_f8_bits(hit), top_a = a->top, top_b = b->top;
+    stack_put4(&a->stack, top_a, vl_i8_low(child), vl_i8_low(count), vl_i8_low(tnear));
+    stack_put4(&b->stack, top_b, vl_i8_high(child), vl_i8_high(count), vl_i8_high(tnear));
+    a->top = top_a + (uint32_t)__builtin_popcount(bits & 15u);
+    b->top = top_b + (uint32_t)__builtin_popcount(bits >> 4);
 }
 #endif
 
@@ -345,11 +357,13 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
     vl_walk* w = scratch;
     vl_walk *nodes[VL_WALKS], *leaves[VL_WALKS];
     vl_walk* running[VL_WALKS];
-    uint32_t next = 0, live = 0;
-    while (live < VL_WALKS && walk_start(&w[live], rec, jobs, &next, parallel, any_hit, hits))
-        running[live] = &w[live], live++;
+    uint32_t next = 0, live = VL_WALKS;
     const int ahead = vl_bvh_outgrows_cache(bvh);
-    const int pairs = !parallel && vl_bvh_tune.walk_pairs; /* the pairs' slab wants every inverse finite */
+    /* the pairs' slab wants every inverse finite */
+    const int pairs = VL_PAIRS && !parallel && vl_bvh_tune.walk_pairs;
+    /* the walks begin done, on a spare record, so that their jobs start in one place (inlined) */
+    float spare[VL_RAYREC_FLOATS] = {0.0f};
+    for (uint32_t k = 0; k < VL_WALKS; k++) w[k].rec = spare, w[k].top = 0, running[k] = &w[k];
     while (live) {
         uint32_t n_nodes = 0, n_leaves = 0;
         for (uint32_t k = 0; k < live;) {
@@ -364,17 +378,20 @@ void vl_bvh_trace_interleaved(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* 
                 continue;
             }
             s->rec[VL_RR_TMAX2] = tmax;
-            if (!walk_start(s, rec, jobs, &next, parallel, any_hit, hits)) running[k] = running[--live];
+            if (!walk_start(s, rec, jobs, &next, parallel, any_hit, !pairs, hits)) running[k] = running[--live];
         }
         uint32_t i = 0;
-#if VL_SIMD_PREFERRED_WIDTH == 8
+#if VL_PAIRS
         for (; pairs && i + 1 < n_nodes; i += 2) {
             push_children_pair(bvh, nodes[i], nodes[i + 1]);
             if (ahead) prefetch_next(bvh, &nodes[i]->stack, nodes[i]->top);
             if (ahead) prefetch_next(bvh, &nodes[i + 1]->stack, nodes[i + 1]->top);
         }
-#else
-        (void)pairs;
+        if (pairs && i < n_nodes) { /* the odd one out, paired with itself */
+            push_children_pair(bvh, nodes[i], nodes[i]);
+            if (ahead) prefetch_next(bvh, &nodes[i]->stack, nodes[i]->top);
+            i++;
+        }
 #endif
         for (; i < n_nodes; i++) {
             vl_walk* s = nodes[i];
@@ -404,7 +421,8 @@ vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, 
     if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
     vl_ray1 r;
-    ray1_load(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, (flags & VL_RAY_ANY) != 0);
+    ray1_load_leaf(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, (flags & VL_RAY_ANY) != 0);
+    ray1_load_slab(&r, rec);
     vl_stack1 stack;
     vl_visit at = {0, 0}; /* from the root's children */
     uint32_t top = 0;
