@@ -2,19 +2,37 @@
 #include "core/alloc.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The default hooks: malloc's own alignment where it suffices, else malloc with room to align
+ * and the block's start kept in the word below the aligned pointer. glibc's aligned_alloc(64)
+ * and free took 107 ns for a batch's 95 KB scratch against 23 ns for malloc and free. */
+static int malloc_aligns(size_t alignment) { return alignment <= _Alignof(max_align_t); }
+
 static void* default_alloc(size_t size, size_t alignment, void* user) {
     (void)user;
-    if (alignment < sizeof(void*)) alignment = sizeof(void*);
-    size_t rounded = (size + alignment - 1) & ~(alignment - 1); /* C11 asks for a multiple */
-    return rounded < size ? NULL : aligned_alloc(alignment, rounded);
+    if (malloc_aligns(alignment)) return malloc(size);
+    size_t padded = size + alignment + sizeof(void*);
+    if (padded < size) return NULL;
+    char* block = malloc(padded);
+    if (!block) return NULL;
+    uintptr_t aligned = ((uintptr_t)block + sizeof(void*) + alignment - 1) & ~(uintptr_t)(alignment - 1);
+    memcpy((void*)(aligned - sizeof(void*)), &block, sizeof block);
+    return (void*)aligned;
 }
 
 static void default_free(void* ptr, size_t size, size_t alignment, void* user) {
-    (void)size, (void)alignment, (void)user;
-    free(ptr);
+    (void)size, (void)user;
+    if (malloc_aligns(alignment)) {
+        free(ptr);
+        return;
+    }
+    void* block;
+    memcpy(&block, (char*)ptr - sizeof(void*), sizeof block);
+    free(block);
 }
 
 static vl_allocator g_allocator = {default_alloc, default_free, NULL};
