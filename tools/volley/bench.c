@@ -1,0 +1,457 @@
+/* volley bench: raycast throughput of the batched path (vl_bvh_raycast) and the single-ray path
+ * (vl_bvh_raycast1), beside Embree's and Bullet's when built in, and the broadphase kinds per
+ * frame on standard box scenes. One table on stdout; --json writes the same figures. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+static const char bench_usage[] =
+    "Usage: volley bench [MESH] [options]\n"
+    "Rays per second of volley's batched and single-ray paths (and Embree's and Bullet's when the\n"
+    "tool was built with them) on MESH, or on the procedural world and the bunny; then the\n"
+    "broadphase kinds, microseconds per frame on standard box scenes. One thread.\n"
+    "\n"
+    "  -r, --rays SET        random, diffuse, los (line of sight) or all (default all)\n"
+    "  -b, --batch N         rays per vl_bvh_raycast call, 1 to 1048576 (default 1024); the whole\n"
+    "                        set as one batch is measured too\n"
+    "  -n, --count N         rays per set, 64 to 16777216 (default 262144)\n"
+    "  -s, --scene NAME      world, bunny or all (default all: the bunny when its file is found)\n"
+    "  -R, --repeat N        best of N runs (default 3)\n"
+    "  -j, --json FILE       also write the figures as JSON\n"
+    "      --no-peers        skip Embree and Bullet\n"
+    "      --no-broadphase   skip the broadphase scenes\n"
+    "  -q, --quick           small scenes and sets (a smoke test; figures mean little)\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"builds\": [{scene, triangles, peer, ms}],\n"
+    " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s, hit_percent}],\n"
+    " \"broadphase\": [{scene, boxes, moving_percent, kind, us_per_frame, pairs}]}\n"
+    "path is volley_batch, volley_single, embree_loop or bullet.\n";
+
+typedef struct ray_row {
+    char scene[256];
+    uint32_t triangles;
+    const char* rays;
+    const char* query;
+    const char* path;
+    uint32_t batch, count;
+    double mrays, hit_percent;
+} ray_row;
+
+typedef struct build_row {
+    char scene[256];
+    uint32_t triangles;
+    const char* peer;
+    double ms;
+} build_row;
+
+typedef struct bp_row {
+    const char* scene;
+    uint32_t boxes, moving_percent;
+    const char* kind;
+    double us_per_frame;
+    uint32_t pairs;
+} bp_row;
+
+typedef struct bench_out {
+    ray_row rays[256];
+    uint32_t ray_rows;
+    build_row builds[16];
+    uint32_t build_rows;
+    bp_row bps[32];
+    uint32_t bp_rows;
+} bench_out;
+
+static const char* const ray_sets[3] = {"random", "diffuse", "los"};
+
+static void make_rays(const scene_mesh* m, int set, uint32_t n, vl_ray* rays) {
+    if (set == 0) scene_rays_random(m, n, 1001, rays);
+    else if (set == 1) scene_rays_diffuse(m, n, 1002, rays);
+    else scene_rays_los(m, n, 1003, rays);
+}
+
+static uint32_t count_hits(const vl_hit* hits, uint32_t n) {
+    uint32_t h = 0;
+    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
+    return h;
+}
+
+/* Best of `repeat` runs of one path, in Mrays/s. batch 0 is the single-ray path. */
+static double time_volley(const vl_bvh* bvh, const vl_ray* rays, uint32_t n, uint32_t flags, uint32_t batch,
+                          vl_hit* hits, uint32_t repeat) {
+    double best = 1e30;
+    for (uint32_t r = 0; r < repeat; r++) {
+        double t0 = tool_now();
+        if (batch == 0) {
+            for (uint32_t i = 0; i < n; i++) vl_bvh_raycast1(bvh, &rays[i], flags, &hits[i]);
+        } else {
+            for (uint32_t i = 0; i < n; i += batch)
+                vl_bvh_raycast(bvh, rays + i, n - i < batch ? n - i : batch, flags, hits + i);
+        }
+        double dt = tool_now() - t0;
+        best = dt < best ? dt : best;
+    }
+    return 1e-6 * n / best;
+}
+
+typedef struct bench_opts {
+    int set; /* -1: all */
+    uint32_t batch, count, repeat;
+    int quick, peers, broadphase;
+} bench_opts;
+
+static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out, tool_progress* p) {
+    const scene_mesh* m = &s->mesh;
+    double build_s = 0;
+    vl_bvh* bvh = tool_build("bench", s, &build_s);
+    if (!bvh) return 1;
+    build_row* b = &out->builds[out->build_rows++];
+    snprintf(b->scene, sizeof b->scene, "%s", s->name);
+    b->triangles = m->triangle_count, b->peer = "volley", b->ms = 1e3 * build_s;
+    tool_peer *embree = NULL, *bullet = NULL;
+    if (o->peers) {
+        double sec = 0;
+        if ((embree = tool_embree_create(m, &sec))) {
+            b = &out->builds[out->build_rows++];
+            snprintf(b->scene, sizeof b->scene, "%s", s->name);
+            b->triangles = m->triangle_count, b->peer = "embree", b->ms = 1e3 * sec;
+        }
+        if ((bullet = tool_bullet_create(m, &sec))) {
+            b = &out->builds[out->build_rows++];
+            snprintf(b->scene, sizeof b->scene, "%s", s->name);
+            b->triangles = m->triangle_count, b->peer = "bullet", b->ms = 1e3 * sec;
+        }
+    }
+    const uint32_t n = o->count;
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    if (!rays || !hits) {
+        fprintf(stderr, "volley bench: out of memory for %u rays\n", n);
+        free(rays), free(hits);
+        vl_bvh_destroy(bvh);
+        tool_embree_destroy(embree);
+        tool_bullet_destroy(bullet);
+        return 1;
+    }
+    for (int set = 0; set < 3; set++) {
+        if (o->set >= 0 && set != o->set) continue;
+        make_rays(m, set, n, rays);
+        for (uint32_t flags = 0; flags < 2; flags++) {
+            const char* query = flags ? "any" : "closest";
+            uint32_t batches[2] = {o->batch < n ? o->batch : n, n};
+            for (int k = 0; k < 3; k++) {
+                if (k == 1 && batches[0] == n) continue;
+                uint32_t batch = k < 2 ? batches[k] : 0;
+                ray_row* r = &out->rays[out->ray_rows++];
+                snprintf(r->scene, sizeof r->scene, "%s", s->name);
+                r->triangles = m->triangle_count, r->rays = ray_sets[set], r->query = query;
+                r->path = batch ? "volley_batch" : "volley_single";
+                r->batch = batch ? batch : 1, r->count = n;
+                r->mrays = time_volley(bvh, rays, n, flags, batch, hits, o->repeat);
+                r->hit_percent = 100.0 * count_hits(hits, n) / n;
+                tool_progress_update(p, -1);
+            }
+            if (embree) {
+                double best = 1e30;
+                uint32_t h = 0;
+                for (uint32_t rep = 0; rep < o->repeat; rep++) {
+                    double t0 = tool_now();
+                    h = tool_embree_trace(embree, rays, n, (int)flags);
+                    double dt = tool_now() - t0;
+                    best = dt < best ? dt : best;
+                }
+                ray_row* r = &out->rays[out->ray_rows++];
+                snprintf(r->scene, sizeof r->scene, "%s", s->name);
+                r->triangles = m->triangle_count, r->rays = ray_sets[set], r->query = query;
+                r->path = "embree_loop", r->batch = 1, r->count = n;
+                r->mrays = 1e-6 * n / best, r->hit_percent = 100.0 * h / n;
+                tool_progress_update(p, -1);
+            }
+            if (bullet && !flags) {
+                uint32_t nb = n / 16 > 256 ? n / 16 : (n < 256 ? n : 256); /* Bullet is slow: a sixteenth */
+                double t0 = tool_now();
+                uint32_t h = tool_bullet_trace(bullet, rays, nb);
+                double dt = tool_now() - t0;
+                ray_row* r = &out->rays[out->ray_rows++];
+                snprintf(r->scene, sizeof r->scene, "%s", s->name);
+                r->triangles = m->triangle_count, r->rays = ray_sets[set], r->query = query;
+                r->path = "bullet", r->batch = 1, r->count = nb;
+                r->mrays = 1e-6 * nb / dt, r->hit_percent = 100.0 * h / nb;
+                tool_progress_update(p, -1);
+            }
+        }
+    }
+    free(rays), free(hits);
+    vl_bvh_destroy(bvh);
+    tool_embree_destroy(embree);
+    tool_bullet_destroy(bullet);
+    return 0;
+}
+
+/* ---- broadphase ----------------------------------------------------------------------------- */
+
+typedef struct box_scene {
+    const char* name;
+    uint32_t boxes, moving_percent;
+    int flat;
+} box_scene;
+
+/* Random boxes in a cube (or a flat slab) sized for a few overlaps per box; the moving ones
+ * drift by a small random step each frame and stay inside. */
+static void box_init(const box_scene* bs, test_rng* rng, vl_aabb* boxes, float* vel, float* extent) {
+    float side = 2.4f * cbrtf((float)bs->boxes);
+    if (bs->flat) side = 2.4f * sqrtf((float)bs->boxes / 2.0f);
+    extent[0] = extent[2] = side;
+    extent[1] = bs->flat ? 2.0f : side;
+    for (uint32_t i = 0; i < bs->boxes; i++)
+        for (int a = 0; a < 3; a++) {
+            float h = test_float(rng, 0.2f, 0.8f), c = test_float(rng, h, extent[a] - h);
+            boxes[i].min[a] = c - h, boxes[i].max[a] = c + h;
+            vel[3 * i + a] = test_float(rng, -0.05f, 0.05f) * (bs->flat && a == 1 ? 0.0f : 1.0f);
+        }
+}
+
+static void box_move(vl_aabb* b, float* v, const float* extent) {
+    for (int a = 0; a < 3; a++) {
+        if (b->min[a] + v[a] < 0 || b->max[a] + v[a] > extent[a]) v[a] = -v[a];
+        b->min[a] += v[a], b->max[a] += v[a];
+    }
+}
+
+int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving_percent, int flat, uint32_t frames,
+                        double* us_per_frame, uint32_t* pairs) {
+    const box_scene bs = {"", count, moving_percent, flat};
+    vl_aabb* boxes = malloc(sizeof(vl_aabb) * count);
+    vl_aabb* moved = malloc(sizeof(vl_aabb) * count);
+    float* vel = malloc(sizeof(float) * 3 * count);
+    uint32_t* handles = malloc(sizeof(uint32_t) * count);
+    uint32_t* movers = malloc(sizeof(uint32_t) * count);
+    vl_status st = VL_ERR_OUT_OF_MEMORY;
+    vl_broadphase* bp = NULL;
+    vl_pair_buffer created = {0}, deleted = {0};
+    double spent = 0;
+    if (boxes && moved && vel && handles && movers) {
+        test_rng rng = {77 + (uint64_t)count + (uint64_t)flat};
+        float extent[3];
+        box_init(&bs, &rng, boxes, vel, extent);
+        vl_broadphase_desc desc = vl_broadphase_default_desc();
+        desc.kind = kind;
+        st = vl_broadphase_create(&desc, &bp);
+        if (st == VL_OK) st = vl_broadphase_add(bp, boxes, count, 0, handles);
+        if (st == VL_OK) st = vl_broadphase_commit(bp, &created, &deleted);
+        uint32_t moving = count * moving_percent / 100;
+        for (uint32_t f = 0; f < frames && st == VL_OK; f++) {
+            for (uint32_t i = 0; i < moving; i++) {
+                uint32_t b = (uint32_t)(((uint64_t)i * count) / moving); /* spread over the set */
+                box_move(&boxes[b], &vel[3 * b], extent);
+                moved[i] = boxes[b], movers[i] = handles[b];
+            }
+            created.count = deleted.count = 0;
+            double t0 = tool_now();
+            st = vl_broadphase_update(bp, movers, moved, moving);
+            if (st == VL_OK) st = vl_broadphase_commit(bp, &created, &deleted);
+            spent += tool_now() - t0;
+        }
+    }
+    if (st == VL_OK) {
+        *us_per_frame = 1e6 * spent / (frames ? frames : 1);
+        vl_broadphase_pairs(bp, pairs);
+    } else {
+        fprintf(stderr, "volley: broadphase run failed: %s\n", vl_status_string(st));
+    }
+    vl_broadphase_destroy(bp);
+    vl_pair_buffer_free(&created), vl_pair_buffer_free(&deleted);
+    free(boxes), free(moved), free(vel), free(handles), free(movers);
+    return st == VL_OK ? 0 : 1;
+}
+
+static int bench_broadphase(const bench_opts* o, bench_out* out, tool_progress* p) {
+    uint32_t big = o->quick ? 1024 : 8192, flat = o->quick ? 2048 : 16384, frames = o->quick ? 5 : 40;
+    const box_scene scenes[3] = {{"boxes, 10% moving", big, 10, 0},
+                                 {"boxes, all moving", big, 100, 0},
+                                 {"flat world, 10% moving", flat, 10, 1}};
+    for (int sc = 0; sc < 3; sc++) {
+        const box_scene* bs = &scenes[sc];
+        for (uint32_t k = 0; k < tool_broadphase_kind_count; k++) {
+            bp_row* r = &out->bps[out->bp_rows++];
+            r->scene = bs->name, r->boxes = bs->boxes, r->moving_percent = bs->moving_percent;
+            r->kind = tool_broadphase_kinds[k].name;
+            if (tool_broadphase_run(tool_broadphase_kinds[k].kind, bs->boxes, bs->moving_percent, bs->flat, frames,
+                                    &r->us_per_frame, &r->pairs))
+                return 1;
+            tool_progress_update(p, -1);
+        }
+    }
+    return 0;
+}
+
+/* ---- output --------------------------------------------------------------------------------- */
+
+static const ray_row* find_row(const bench_out* out, const ray_row* like, const char* path) {
+    for (uint32_t i = 0; i < out->ray_rows; i++) {
+        const ray_row* r = &out->rays[i];
+        if (!strcmp(r->scene, like->scene) && r->rays == like->rays && r->query == like->query && !strcmp(r->path, path))
+            return r;
+    }
+    return NULL;
+}
+
+static void print_table(const bench_out* out) {
+    printf("\nvolley %s, SIMD %s (%u lanes), one thread\n", vl_version_string(), vl_simd_backend(), vl_simd_width());
+    for (uint32_t i = 0; i < out->build_rows; i++)
+        printf("build: %-12s %-7s %9u triangles %9.1f ms\n", out->builds[i].scene, out->builds[i].peer,
+               out->builds[i].triangles, out->builds[i].ms);
+    printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s", "vs single",
+           "vs Embree", "hits");
+    for (uint32_t i = 0; i < out->ray_rows; i++) {
+        const ray_row* r = &out->rays[i];
+        const ray_row* single = find_row(out, r, "volley_single");
+        const ray_row* embree = find_row(out, r, "embree_loop");
+        char path[48], vs_single[16] = "", vs_embree[16] = "";
+        if (!strcmp(r->path, "volley_batch")) snprintf(path, sizeof path, "volley batch %u", r->batch);
+        else snprintf(path, sizeof path, "%s", r->path);
+        if (single && single->mrays > 0) snprintf(vs_single, sizeof vs_single, "%.2fx", r->mrays / single->mrays);
+        if (embree && embree->mrays > 0) snprintf(vs_embree, sizeof vs_embree, "%.2fx", r->mrays / embree->mrays);
+        printf("%-12s %-8s %-8s %-22s %10.2f %10s %10s %6.1f%%\n", r->scene, r->rays, r->query, path, r->mrays,
+               vs_single, vs_embree, r->hit_percent);
+    }
+    if (out->bp_rows) {
+        printf("\n%-32s %8s %-14s %14s %10s\n", "broadphase scene", "boxes", "kind", "us/frame", "pairs");
+        for (uint32_t i = 0; i < out->bp_rows; i++) {
+            const bp_row* r = &out->bps[i];
+            printf("%-32s %8u %-14s %14.1f %10u\n", r->scene, r->boxes, r->kind, r->us_per_frame, r->pairs);
+        }
+    }
+}
+
+static int write_json(const char* path, const bench_out* out) {
+    FILE* f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "volley bench: cannot write '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    fprintf(f, "{\n  \"tool\": \"volley bench\",\n  \"version\": ");
+    tool_json_string(f, vl_version_string());
+    fprintf(f, ",\n  \"backend\": ");
+    tool_json_string(f, vl_simd_backend());
+    fprintf(f, ",\n  \"simd_width\": %u,\n  \"builds\": [", vl_simd_width());
+    for (uint32_t i = 0; i < out->build_rows; i++) {
+        const build_row* b = &out->builds[i];
+        fprintf(f, "%s\n    {\"scene\": ", i ? "," : "");
+        tool_json_string(f, b->scene);
+        fprintf(f, ", \"triangles\": %u, \"peer\": \"%s\", \"ms\": %.3f}", b->triangles, b->peer, b->ms);
+    }
+    fprintf(f, "\n  ],\n  \"raycast\": [");
+    for (uint32_t i = 0; i < out->ray_rows; i++) {
+        const ray_row* r = &out->rays[i];
+        fprintf(f, "%s\n    {\"scene\": ", i ? "," : "");
+        tool_json_string(f, r->scene);
+        fprintf(f,
+                ", \"triangles\": %u, \"rays\": \"%s\", \"query\": \"%s\", \"path\": \"%s\", \"batch\": %u, "
+                "\"count\": %u, \"mrays_per_s\": %.4f, \"hit_percent\": %.2f}",
+                r->triangles, r->rays, r->query, r->path, r->batch, r->count, r->mrays, r->hit_percent);
+    }
+    fprintf(f, "\n  ],\n  \"broadphase\": [");
+    for (uint32_t i = 0; i < out->bp_rows; i++) {
+        const bp_row* r = &out->bps[i];
+        fprintf(f,
+                "%s\n    {\"scene\": \"%s\", \"boxes\": %u, \"moving_percent\": %u, \"kind\": \"%s\", "
+                "\"us_per_frame\": %.3f, \"pairs\": %u}",
+                i ? "," : "", r->scene, r->boxes, r->moving_percent, r->kind, r->us_per_frame, r->pairs);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "volley bench: cannot write '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int tool_bench(int argc, char** argv) {
+    enum { OPT_NO_PEERS = 1000, OPT_NO_BROADPHASE };
+    static const struct option options[] = {
+        {"rays", required_argument, NULL, 'r'},   {"batch", required_argument, NULL, 'b'},
+        {"count", required_argument, NULL, 'n'},  {"scene", required_argument, NULL, 's'},
+        {"repeat", required_argument, NULL, 'R'}, {"json", required_argument, NULL, 'j'},
+        {"no-peers", no_argument, NULL, OPT_NO_PEERS}, {"no-broadphase", no_argument, NULL, OPT_NO_BROADPHASE},
+        {"quick", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    bench_opts o = {-1, 1024, 0, 0, 0, 1, 1};
+    const char *json = NULL, *scene_name = "all";
+    int c;
+    while ((c = getopt_long(argc, argv, ":r:b:n:s:R:j:qh", options, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            o.set = -2;
+            for (int k = 0; k < 3; k++)
+                if (!strcmp(optarg, ray_sets[k])) o.set = k;
+            if (!strcmp(optarg, "all")) o.set = -1;
+            if (o.set == -2) {
+                fprintf(stderr, "volley bench: --rays wants random, diffuse, los or all, got '%s'\n", optarg);
+                return TOOL_EXIT_USAGE;
+            }
+            break;
+        case 'b': if (!tool_parse_u32("bench", "--batch", optarg, 1, 1u << 20, &o.batch)) return TOOL_EXIT_USAGE; break;
+        case 'n': if (!tool_parse_u32("bench", "--count", optarg, 64, 1u << 24, &o.count)) return TOOL_EXIT_USAGE; break;
+        case 'R': if (!tool_parse_u32("bench", "--repeat", optarg, 1, 100, &o.repeat)) return TOOL_EXIT_USAGE; break;
+        case 's': scene_name = optarg; break;
+        case 'j': json = optarg; break;
+        case 'q': o.quick = 1; break;
+        case OPT_NO_PEERS: o.peers = 0; break;
+        case OPT_NO_BROADPHASE: o.broadphase = 0; break;
+        case 'h': fputs(bench_usage, stdout); return TOOL_EXIT_OK;
+        default: return tool_bad_option("bench", argv, optopt);
+        }
+    }
+    if (argc - optind > 1) {
+        fprintf(stderr, "volley bench: one mesh at most, got '%s' and '%s'\nTry 'volley bench --help'.\n",
+                argv[optind], argv[optind + 1]);
+        return TOOL_EXIT_USAGE;
+    }
+    if (strcmp(scene_name, "all") && strcmp(scene_name, "world") && strcmp(scene_name, "bunny")) {
+        fprintf(stderr, "volley bench: --scene wants world, bunny or all, got '%s'\n", scene_name);
+        return TOOL_EXIT_USAGE;
+    }
+    if (!o.count) o.count = o.quick ? 8192 : 262144;
+    if (!o.repeat) o.repeat = o.quick ? 1 : 3;
+    const char* mesh_path = optind < argc ? argv[optind] : NULL;
+
+    bench_out* out = calloc(1, sizeof *out);
+    if (!out) return TOOL_EXIT_FAIL;
+    tool_progress p;
+    tool_progress_start(&p, "benchmarking");
+    int rc = 0;
+    for (int which = 0; which < 2 && !rc; which++) {
+        tool_scene s;
+        if (mesh_path) {
+            if (which) break;
+            rc = tool_scene_file(mesh_path, &s);
+        } else if (which == 0) {
+            if (!strcmp(scene_name, "bunny")) continue;
+            rc = tool_scene_world(o.quick, &s);
+        } else {
+            if (!strcmp(scene_name, "world")) continue;
+            if (tool_scene_bunny(&s)) {
+                if (!strcmp(scene_name, "bunny")) rc = 1;
+                else fprintf(stderr, "volley bench: bunny skipped\n");
+                continue;
+            }
+        }
+        if (rc) break;
+        rc = bench_scene(&s, &o, out, &p);
+        tool_scene_free(&s);
+    }
+    if (!rc && o.broadphase) rc = bench_broadphase(&o, out, &p);
+    tool_progress_done(&p);
+    if (!rc) {
+        print_table(out);
+        if (json) rc = write_json(json, out);
+        if (json && !rc) printf("\nwrote %s\n", json);
+    }
+    free(out);
+    return rc ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
+}
