@@ -1,1 +1,425 @@
-int main(void){return 0;}
+/* Tests of the volley command-line tool: each subcommand on the embedded scenes and on a small
+ * mesh written here in OBJ, PLY and STL; the PNG decodes to the asked size and is not blank; the
+ * JSON parses and holds the documented fields; bad arguments, a missing file, a corrupt mesh and
+ * an empty mesh each give a message and a non-zero exit, never a crash.
+ * Usage: test_tool PATH_TO_VOLLEY WORK_DIR */
+#include <math.h>
+#include <png.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned g_passed, g_failed;
+static const char *g_tool, *g_dir;
+
+#define CHECK(cond, ...)                                          \
+    do {                                                          \
+        if (cond) {                                               \
+            g_passed++;                                           \
+        } else {                                                  \
+            g_failed++;                                           \
+            printf("test_tool: check failed (line %d): ", __LINE__); \
+            printf(__VA_ARGS__);                                  \
+            printf("\n");                                         \
+        }                                                         \
+    } while (0)
+
+static char g_out[1 << 16], g_err[1 << 16];
+
+static void slurp(const char* path, char* buf, size_t size) {
+    buf[0] = '\0';
+    FILE* f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Runs the tool with the given arguments (NULL-terminated); stdout and stderr land in g_out and
+ * g_err. Returns the exit status, or -signal when it crashed. */
+static int run(const char* first, ...) {
+    const char* argv[32];
+    int argc = 0;
+    argv[argc++] = g_tool;
+    va_list ap;
+    va_start(ap, first);
+    for (const char* a = first; a && argc < 31; a = va_arg(ap, const char*)) argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    char out_path[4096], err_path[4096];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", g_dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", g_dir);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr)) _exit(127);
+        execv(g_tool, (char* const*)argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    slurp(out_path, g_out, sizeof g_out);
+    slurp(err_path, g_err, sizeof g_err);
+    if (WIFSIGNALED(status)) return -WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+static const char* path_in(const char* name) {
+    static char buf[8][4096];
+    static int next;
+    char* p = buf[next++ & 7];
+    snprintf(p, 4096, "%s/%s", g_dir, name);
+    return p;
+}
+
+/* ---- a small mesh: a ground square, a box and a sphere on it (creases for the occlusion) ---- */
+
+static float g_v[4096][3];
+static unsigned g_t[8192][3], g_nv, g_nt;
+
+static void make_mesh(void) {
+    float ground[4][3] = {{-2, 0, -2}, {2, 0, -2}, {2, 0, 2}, {-2, 0, 2}};
+    for (int i = 0; i < 4; i++) memcpy(g_v[g_nv++], ground[i], sizeof ground[i]);
+    g_t[g_nt][0] = 0, g_t[g_nt][1] = 2, g_t[g_nt][2] = 1, g_nt++;
+    g_t[g_nt][0] = 0, g_t[g_nt][1] = 3, g_t[g_nt][2] = 2, g_nt++;
+    unsigned base = g_nv;
+    for (int k = 0; k < 8; k++) {
+        g_v[g_nv][0] = (k & 1) ? 0.0f : -1.2f;
+        g_v[g_nv][1] = (k & 2) ? 1.0f : 0.0f;
+        g_v[g_nv][2] = (k & 4) ? 0.6f : -0.6f;
+        g_nv++;
+    }
+    static const unsigned faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                                          {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    for (int f = 0; f < 12; f++, g_nt++)
+        for (int c = 0; c < 3; c++) g_t[g_nt][c] = base + faces[f][c];
+    base = g_nv;
+    const int stacks = 10, slices = 16;
+    for (int i = 0; i <= stacks; i++)
+        for (int j = 0; j <= slices; j++) {
+            float th = 3.14159265f * (float)i / stacks, ph = 6.2831853f * (float)j / slices;
+            g_v[g_nv][0] = 0.9f + 0.7f * sinf(th) * cosf(ph);
+            g_v[g_nv][1] = 0.7f + 0.7f * cosf(th);
+            g_v[g_nv][2] = 0.3f + 0.7f * sinf(th) * sinf(ph);
+            g_nv++;
+        }
+    for (int i = 0; i < stacks; i++)
+        for (int j = 0; j < slices; j++) {
+            unsigned a = base + (unsigned)(i * (slices + 1) + j), b = a + 1, c = a + (unsigned)slices + 1, d = c + 1;
+            g_t[g_nt][0] = a, g_t[g_nt][1] = c, g_t[g_nt][2] = b, g_nt++;
+            g_t[g_nt][0] = b, g_t[g_nt][1] = c, g_t[g_nt][2] = d, g_nt++;
+        }
+}
+
+static void write_text(const char* path, const char* text) {
+    FILE* f = fopen(path, "w");
+    if (f) fputs(text, f), fclose(f);
+}
+
+static void write_obj(const char* path) {
+    FILE* f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "# a ground, a box and a sphere\n");
+    for (unsigned i = 0; i < g_nv; i++) fprintf(f, "v %g %g %g\n", g_v[i][0], g_v[i][1], g_v[i][2]);
+    for (unsigned i = 0; i < g_nt; i++) fprintf(f, "f %u %u %u\n", g_t[i][0] + 1, g_t[i][1] + 1, g_t[i][2] + 1);
+    fclose(f);
+}
+
+static void write_ply(const char* path) {
+    FILE* f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "ply\nformat ascii 1.0\nelement vertex %u\nproperty float x\nproperty float y\nproperty float z\n"
+               "element face %u\nproperty list uchar int vertex_indices\nend_header\n", g_nv, g_nt);
+    for (unsigned i = 0; i < g_nv; i++) fprintf(f, "%g %g %g\n", g_v[i][0], g_v[i][1], g_v[i][2]);
+    for (unsigned i = 0; i < g_nt; i++) fprintf(f, "3 %u %u %u\n", g_t[i][0], g_t[i][1], g_t[i][2]);
+    fclose(f);
+}
+
+static void write_stl(const char* path) {
+    FILE* f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "solid scene\n");
+    for (unsigned i = 0; i < g_nt; i++) {
+        fprintf(f, " facet normal 0 0 0\n  outer loop\n");
+        for (int c = 0; c < 3; c++) {
+            const float* v = g_v[g_t[i][c]];
+            fprintf(f, "   vertex %g %g %g\n", v[0], v[1], v[2]);
+        }
+        fprintf(f, "  endloop\n endfacet\n");
+    }
+    fprintf(f, "endsolid scene\n");
+    fclose(f);
+}
+
+/* ---- PNG: decodes to the asked size, and its luminance varies (depth, occlusion) ---------- */
+
+static void check_png(const char* path, unsigned w, unsigned h, const char* what) {
+    FILE* f = fopen(path, "rb");
+    CHECK(f != NULL, "%s: %s was not written", what, path);
+    if (!f) return;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    png_bytep* rows = NULL;
+    unsigned pw = 0, ph = 0;
+    if (setjmp(png_jmpbuf(png))) {
+        CHECK(0, "%s: %s does not decode as a PNG", what, path);
+        png_destroy_read_struct(&png, &info, NULL);
+        free(rows);
+        fclose(f);
+        return;
+    }
+    png_init_io(png, f);
+    png_read_png(png, info, PNG_TRANSFORM_STRIP_16 | PNG_TRANSFORM_PACKING | PNG_TRANSFORM_EXPAND, NULL);
+    pw = png_get_image_width(png, info), ph = png_get_image_height(png, info);
+    int channels = png_get_channels(png, info);
+    CHECK(pw == w && ph == h, "%s: PNG is %ux%u, wanted %ux%u", what, pw, ph, w, h);
+    png_bytepp r = png_get_rows(png, info);
+    double sum = 0, sum2 = 0, n = 0;
+    for (unsigned y = 0; y < ph; y++)
+        for (unsigned x = 0; x < pw; x++) {
+            const png_byte* p = r[y] + (size_t)x * (size_t)channels;
+            double lum = channels >= 3 ? 0.3 * p[0] + 0.59 * p[1] + 0.11 * p[2] : p[0];
+            sum += lum, sum2 += lum * lum, n++;
+        }
+    double mean = sum / n, var = sum2 / n - mean * mean;
+    CHECK(var > 50.0, "%s: the picture is flat (luminance variance %.1f)", what, var);
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(f);
+}
+
+/* ---- JSON: a minimal syntax checker ----------------------------------------------------- */
+
+static const char* js_ws(const char* p) {
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+    return p;
+}
+
+static const char* js_value(const char* p, int depth);
+
+static const char* js_string(const char* p) {
+    if (*p != '"') return NULL;
+    for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && !*++p) return NULL;
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char* js_value(const char* p, int depth) {
+    p = js_ws(p);
+    if (depth > 32 || !p) return NULL;
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int object = *p == '{';
+        p = js_ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (object) {
+                p = js_string(js_ws(p));
+                if (!p) return NULL;
+                p = js_ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            p = js_value(p, depth + 1);
+            if (!p) return NULL;
+            p = js_ws(p);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            return *p == close ? p + 1 : NULL;
+        }
+    }
+    if (*p == '"') return js_string(p);
+    if (!strncmp(p, "true", 4)) return p + 4;
+    if (!strncmp(p, "false", 5)) return p + 5;
+    if (!strncmp(p, "null", 4)) return p + 4;
+    char* end = NULL;
+    strtod(p, &end);
+    return end && end != p ? end : NULL;
+}
+
+static int json_valid(const char* text) {
+    const char* end = js_value(text, 0);
+    return end && *js_ws(end) == '\0';
+}
+
+static void check_json(const char* path, const char* const* fields, const char* what) {
+    static char buf[1 << 20];
+    slurp(path, buf, sizeof buf);
+    CHECK(buf[0] != '\0', "%s: %s is missing or empty", what, path);
+    CHECK(json_valid(buf), "%s: %s does not parse as JSON", what, path);
+    for (const char* const* f = fields; *f; f++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\":", *f);
+        CHECK(strstr(buf, key) != NULL, "%s: no field %s in %s", what, *f, path);
+    }
+}
+
+/* ---- the tests ------------------------------------------------------------------------------ */
+
+static void expect_usage_error(const char* what, int rc) {
+    CHECK(rc == 2, "%s: exit %d, wanted 2", what, rc);
+    CHECK(strstr(g_err, "volley") != NULL && strlen(g_err) > 10, "%s: no message on stderr", what);
+}
+
+static void test_arguments(void) {
+    int rc = run(NULL);
+    expect_usage_error("no command", rc);
+    rc = run("frobnicate", NULL);
+    expect_usage_error("unknown command", rc);
+    rc = run("--help", NULL);
+    CHECK(rc == 0 && strstr(g_out, "render") && strstr(g_out, "bench") && strstr(g_out, "profile"),
+          "volley --help: exit %d", rc);
+    const char* cmds[3] = {"render", "bench", "profile"};
+    for (int i = 0; i < 3; i++) {
+        rc = run(cmds[i], "--help", NULL);
+        char want[64];
+        snprintf(want, sizeof want, "Usage: volley %s", cmds[i]);
+        CHECK(rc == 0 && strstr(g_out, want), "volley %s --help: exit %d, output '%.80s'", cmds[i], rc, g_out);
+        rc = run(cmds[i], "--no-such-option", NULL);
+        expect_usage_error("unknown option", rc);
+    }
+    rc = run("render", "--width", "abc", NULL);
+    expect_usage_error("render --width abc", rc);
+    rc = run("render", "--width", "0", NULL);
+    expect_usage_error("render --width 0", rc);
+    rc = run("render", "--height", NULL);
+    expect_usage_error("render --height with no value", rc);
+    rc = run("render", "a.obj", "b.obj", NULL);
+    expect_usage_error("render with two meshes", rc);
+    rc = run("render", "--scene", "moon", NULL);
+    expect_usage_error("render --scene moon", rc);
+    rc = run("bench", "--rays", "sideways", NULL);
+    expect_usage_error("bench --rays sideways", rc);
+    rc = run("bench", "--batch", "-5", NULL);
+    expect_usage_error("bench --batch -5", rc);
+    rc = run("profile", "extra", NULL);
+    expect_usage_error("profile extra", rc);
+}
+
+static void expect_mesh_error(const char* what, int rc, const char* must, const char* must_not) {
+    CHECK(rc == 1, "%s: exit %d, wanted 1 (stderr: %.200s)", what, rc, g_err);
+    CHECK(strstr(g_err, must) != NULL, "%s: stderr lacks '%s': %.200s", what, must, g_err);
+    if (must_not) CHECK(strstr(g_err, must_not) == NULL, "%s: stderr says '%s': %.200s", what, must_not, g_err);
+}
+
+static void test_bad_meshes(void) {
+    int rc = run("render", path_in("no-such-mesh.obj"), "-o", path_in("x.png"), NULL);
+    expect_mesh_error("missing mesh", rc, "No such file", NULL);
+    write_text(path_in("empty.obj"), "");
+    rc = run("render", path_in("empty.obj"), "-o", path_in("x.png"), NULL);
+    expect_mesh_error("empty OBJ (0 bytes)", rc, "empty", "No such file");
+    write_text(path_in("novertices.ply"), "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                                          "property float z\nelement face 0\nproperty list uchar int vertex_indices\n"
+                                          "end_header\n0 0 0\n1 0 0\n0 1 0\n");
+    rc = run("render", path_in("novertices.ply"), "-o", path_in("x.png"), NULL);
+    expect_mesh_error("PLY with no faces", rc, "empty", "No such file");
+    write_text(path_in("points.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\n");
+    rc = run("bench", path_in("points.obj"), "--quick", NULL);
+    expect_mesh_error("OBJ with vertices only (bench)", rc, "empty", "No such file");
+    write_text(path_in("corrupt.stl"), "solid x\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 zz\n");
+    rc = run("render", path_in("corrupt.stl"), "-o", path_in("x.png"), NULL);
+    expect_mesh_error("corrupt STL", rc, "cannot read mesh", "No such file");
+    FILE* f = fopen(path_in("garbage.stl"), "wb");
+    if (f) {
+        for (int i = 0; i < 3000; i++) fputc((i * 7919) & 0xFF, f);
+        fclose(f);
+    }
+    rc = run("render", path_in("garbage.stl"), "-o", path_in("x.png"), NULL);
+    CHECK(rc == 1 && strlen(g_err) > 10 && !strstr(g_err, "No such file"), "garbage STL: exit %d, stderr %.200s", rc,
+          g_err);
+    rc = run("render", g_dir, "-o", path_in("x.png"), NULL);
+    expect_mesh_error("a directory as the mesh", rc, "directory", NULL);
+    rc = run("render", "--quick", "-W", "16", "-H", "16", "-o", path_in("no-such-dir/x.png"), NULL);
+    expect_mesh_error("unwritable output", rc, "cannot write", NULL);
+}
+
+static void test_render(void) {
+    int rc = run("render", "--quick", "-W", "160", "-H", "90", "--ao-samples", "4", "-o", path_in("world.png"), NULL);
+    CHECK(rc == 0, "render world: exit %d: %.300s", rc, g_err);
+    CHECK(strstr(g_out, "primary rays") && strstr(g_out, "ambient occlusion") && strstr(g_out, "Mrays/s"),
+          "render world: no rays/s lines: %.300s", g_out);
+    check_png(path_in("world.png"), 160, 90, "render world");
+    static const char* const formats[3] = {"obj", "ply", "stl"};
+    for (int i = 0; i < 3; i++) {
+        char mesh[64], png[64];
+        snprintf(mesh, sizeof mesh, "scene.%s", formats[i]);
+        snprintf(png, sizeof png, "scene-%s.png", formats[i]);
+        rc = run("render", path_in(mesh), "--width", "96", "--height", "64", "-o", path_in(png), NULL);
+        CHECK(rc == 0, "render %s: exit %d: %.300s", mesh, rc, g_err);
+        check_png(path_in(png), 96, 64, mesh);
+    }
+    const char* data = getenv("VOLLEY_DATA_DIR");
+    char bunny[4096];
+    snprintf(bunny, sizeof bunny, "%s/bunny00.off", data ? data : "");
+    if (data && access(bunny, R_OK) == 0) {
+        rc = run("render", "--scene", "bunny", "-W", "64", "-H", "48", "-a", "2", "-o", path_in("bunny.png"), NULL);
+        CHECK(rc == 0, "render bunny: exit %d: %.300s", rc, g_err);
+        check_png(path_in("bunny.png"), 64, 48, "render bunny");
+    } else {
+        printf("test_tool: bunny00.off not found in VOLLEY_DATA_DIR, bunny render skipped\n");
+    }
+}
+
+static void test_bench_profile(void) {
+    static const char* const bench_fields[] = {"tool", "version", "backend", "simd_width", "builds", "raycast",
+                                               "broadphase", "scene", "triangles", "rays", "query", "path", "batch",
+                                               "count", "mrays_per_s", "hit_percent", "boxes", "moving_percent",
+                                               "kind", "us_per_frame", "pairs", NULL};
+    int rc = run("bench", "--quick", "--scene", "world", "--json", path_in("bench.json"), NULL);
+    CHECK(rc == 0, "bench world: exit %d: %.300s", rc, g_err);
+    CHECK(strstr(g_out, "volley batch") && strstr(g_out, "volley_single") && strstr(g_out, "sap") &&
+              strstr(g_out, "box_pruning"),
+          "bench world: table lacks rows: %.400s", g_out);
+    check_json(path_in("bench.json"), bench_fields, "bench world");
+    static char buf[1 << 20];
+    slurp(path_in("bench.json"), buf, sizeof buf);
+    CHECK(strstr(buf, "\"path\": \"volley_batch\"") && strstr(buf, "\"path\": \"volley_single\"") &&
+              strstr(buf, "\"kind\": \"sap\"") && strstr(buf, "\"kind\": \"box_pruning\""),
+          "bench world: JSON lacks a path or a kind");
+    static const char* const formats[3] = {"obj", "ply", "stl"};
+    for (int i = 0; i < 3; i++) {
+        char mesh[64];
+        snprintf(mesh, sizeof mesh, "scene.%s", formats[i]);
+        rc = run("bench", path_in(mesh), "--rays", "los", "--batch", "64", "--count", "2048", "--repeat", "1",
+                 "--no-broadphase", NULL);
+        CHECK(rc == 0, "bench %s: exit %d: %.300s", mesh, rc, g_err);
+        CHECK(strstr(g_out, "los") && strstr(g_out, "volley batch 64"), "bench %s: table: %.300s", mesh, g_out);
+    }
+    static const char* const profile_fields[] = {"tool", "version", "backend", "simd_width", "cpu_features", "tsc",
+                                                 "kernels", "kernel", "width", "ns_per_test", "cycles_per_test",
+                                                 "raycast", "mrays_per_s", "loops", "loop", "unit", "ns", NULL};
+    rc = run("profile", "--quick", "--json", path_in("profile.json"), NULL);
+    CHECK(rc == 0, "profile: exit %d: %.300s", rc, g_err);
+    CHECK(strstr(g_out, "ray_vs_boxes") && strstr(g_out, "box_vs_boxes"), "profile: table: %.300s", g_out);
+    check_json(path_in("profile.json"), profile_fields, "profile");
+    slurp(path_in("profile.json"), buf, sizeof buf);
+    CHECK(strstr(buf, "\"width\": 8") && strstr(buf, "\"path\": \"volley_single\"") &&
+              strstr(buf, "\"batch\": 1024"),
+          "profile: JSON lacks width 8, the single-ray path or batches of 1024");
+    rc = run("bench", "--quick", "--scene", "world", "--json", path_in("no-such-dir/b.json"), "--no-peers",
+             "--rays", "random", NULL);
+    CHECK(rc == 1 && strstr(g_err, "cannot write"), "bench, unwritable JSON: exit %d: %.200s", rc, g_err);
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_tool PATH_TO_VOLLEY WORK_DIR\n");
+        return 2;
+    }
+    g_tool = argv[1], g_dir = argv[2];
+    mkdir(g_dir, 0777);
+    make_mesh();
+    write_obj(path_in("scene.obj"));
+    write_ply(path_in("scene.ply"));
+    write_stl(path_in("scene.stl"));
+    test_arguments();
+    test_bad_meshes();
+    test_render();
+    test_bench_profile();
+    printf("test_tool: %u passed, %u failed\n", g_passed, g_failed);
+    return g_failed ? 1 : 0;
+}

@@ -42,7 +42,11 @@ static int load_assimp(const char* path, tool_scene* out) {
                                                       aiProcess_PreTransformVertices | aiProcess_SortByPType);
     if (!sc) {
         const char* why = aiGetErrorString();
-        fprintf(stderr, "volley: cannot read mesh '%s': %s\n", path, why && *why ? why : "unknown format or corrupt file");
+        if (why && strstr(why, "No output meshes"))
+            fprintf(stderr, "volley: mesh '%s' is empty: it holds no triangles\n", path);
+        else
+            fprintf(stderr, "volley: cannot read mesh '%s' (corrupt, or a format assimp does not know): %s\n", path,
+                    why && *why ? why : "no reason given");
         return 1;
     }
     size_t verts = 0, tris = 0;
@@ -52,7 +56,8 @@ static int load_assimp(const char* path, tool_scene* out) {
         for (unsigned f = 0; f < m->mNumFaces; f++) tris += m->mFaces[f].mNumIndices == 3;
     }
     if (tris == 0) {
-        fprintf(stderr, "volley: mesh '%s' is empty: it holds no triangles\n", path);
+        fprintf(stderr, "volley: mesh '%s' holds no triangles: it is empty, or assimp found nothing it could read\n",
+                path);
         aiReleaseImport(sc);
         return 1;
     }
