@@ -7,15 +7,20 @@
 #   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
 #   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
 #   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (60)
-#   install    static and shared installs, a consumer built with find_package and with pkg-config
+#   install    static and shared builds installed with `cmake --install --prefix` into a folder not
+#              known at configure time; a consumer built with find_package and with pkg-config; the
+#              installed volley tool runs
+#   profile    scripts/profile-backends.sh --quick: every backend this machine runs, profiled by the
+#              volley tool; checks that the table and the plots were written (figures not checked)
 # Usage: scripts/test.sh [flavour ...]   (default: all of them)
+# Each test program's "name: N passed, M failed" line and every "skipped" line are shown.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 scripts/deps.sh --all || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 flavours=("$@")
-[[ ${#flavours[@]} -eq 0 ]] && flavours=(native sse41 asan tsan portable aarch64 fuzz install)
+[[ ${#flavours[@]} -eq 0 ]] && flavours=(native sse41 asan tsan portable aarch64 fuzz install profile)
 
 total_passed=0
 total_failed=0
@@ -36,9 +41,11 @@ run_flavour() {
   fi
   echo "=== $name: tests (VOLLEY_TEST_SCALE=$scale)"
   local out
-  out=$(cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest --output-on-failure -j"$jobs" 2>&1)
+  out=$(cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest -V --output-on-failure -j"$jobs" 2>&1)
   local rc=$?
-  echo "$out" | grep -E "Test +#|tests passed|Failed|\*\*\*|check failed|runtime error|Sanitizer|SUMMARY|Segmentation|Exception" | tail -n 80
+  # ctest -V prefixes each line of a test's output with "N: "; keep the lines that matter.
+  echo "$out" | grep -E "Test +#|tests passed|Failed|\*\*\*|check failed|runtime error|Sanitizer|SUMMARY|Segmentation|Exception|[0-9]+ passed, [0-9]+ failed|[Ss]kipped|[Ss]kipping" |
+    grep -vE "^[0-9]+: Test command:" | sed -E 's/^[0-9]+: //' | tail -n 300
   local summary passed failed
   summary=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of" | tail -n 1)
   failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
@@ -85,9 +92,10 @@ run_install() {
     local shared=OFF
     [[ $kind == shared ]] && shared=ON
     local prefix="$root/build/ci-install/prefix-$kind"
+    # the prefix is chosen at install time only: nothing may carry the configure-time default
     if ! { cmake -S . -B "build/ci-install/lib-$kind" -DBUILD_SHARED_LIBS=$shared -DVOLLEY_BUILD_TESTS=OFF \
-             -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF -DVOLLEY_WERROR=ON -DCMAKE_INSTALL_PREFIX="$prefix" &&
-           cmake --build "build/ci-install/lib-$kind" -j"$jobs" && cmake --install "build/ci-install/lib-$kind" &&
+             -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF -DVOLLEY_WERROR=ON &&
+           cmake --build "build/ci-install/lib-$kind" -j"$jobs" && cmake --install "build/ci-install/lib-$kind" --prefix "$prefix" &&
            cmake -S tests/consumer -B "build/ci-install/consumer-$kind" -DCMAKE_PREFIX_PATH="$prefix" &&
            cmake --build "build/ci-install/consumer-$kind" &&
            LD_LIBRARY_PATH="$prefix/lib" "build/ci-install/consumer-$kind/consumer"; } >>"$log" 2>&1; then
@@ -101,7 +109,18 @@ run_install() {
            LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pc" pkg-config --variable=libdir volley)" "build/ci-install/consumer-pc-$kind"; } >>"$log" 2>&1; then
       echo "install ($kind, pkg-config): FAILED"; ok=0; continue
     fi
+    if [[ "$(PKG_CONFIG_PATH="$pc" pkg-config --cflags volley)" != *"$prefix"* ]]; then
+      echo "install ($kind, pkg-config): FAILED: --cflags does not point into $prefix"; ok=0; continue
+    fi
     echo "install ($kind, pkg-config): ok"
+    if [[ -x "$prefix/bin/volley" ]]; then
+      if ! "$prefix/bin/volley" --version >>"$log" 2>&1; then
+        echo "install ($kind, volley tool): FAILED"; ok=0; continue
+      fi
+      echo "install ($kind, volley tool): ok"
+    else
+      echo "install ($kind, volley tool): not built (libpng or assimp missing), skipped"
+    fi
   done
   if [[ $ok -eq 1 ]]; then
     total_passed=$((total_passed + 4))
@@ -109,6 +128,25 @@ run_install() {
     tail -n 40 "$log"
     total_failed=$((total_failed + 1))
     failed_flavours+=(install)
+  fi
+}
+
+# The backend comparison: built and run for every backend this machine runs, small sizes.
+run_profile() {
+  local out=build/ci-profile log=build/ci-profile.log
+  echo "=== profile: scripts/profile-backends.sh --quick"
+  rm -rf "$out"
+  if scripts/profile-backends.sh --quick --out "$out" >"$log" 2>&1 &&
+     [[ -s $out/comparison.md && -s $out/kernels.png && -s $out/raycast.png ]] &&
+     ls "$out"/profile-*.json >/dev/null 2>&1; then
+    grep -E "^backend|built|skipped|emulated|wrote" "$log" | tail -n 20
+    echo "profile: ok ($(ls "$out"/profile-*.json | wc -l) backends, $out/comparison.md, kernels.png, raycast.png)"
+    total_passed=$((total_passed + 1))
+  else
+    tail -n 40 "$log"
+    echo "profile: FAILED"
+    total_failed=$((total_failed + 1))
+    failed_flavours+=(profile)
   fi
 }
 
@@ -126,6 +164,7 @@ for f in "${flavours[@]}"; do
                 -DVOLLEY_BUILD_FUZZ=ON -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF
               run_fuzzers ;;
     install)  run_install ;;
+    profile)  run_profile ;;
     *) echo "unknown flavour '$f'"; exit 2 ;;
   esac
 done

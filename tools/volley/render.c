@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#ifndef VOLLEY_TOOL_PROFILE_ONLY
 #include <png.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +85,13 @@ static double trace(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint3
     return spent;
 }
 
+#ifdef VOLLEY_TOOL_PROFILE_ONLY
+static int write_png(const char* path, const uint8_t* rgb, uint32_t w, uint32_t h) {
+    (void)rgb, (void)w, (void)h;
+    fprintf(stderr, "volley render: cannot write '%s': this volley was built without libpng\n", path);
+    return 1;
+}
+#else
 static int write_png(const char* path, const uint8_t* rgb, uint32_t w, uint32_t h) {
     FILE* f = fopen(path, "wb");
     if (!f) {
@@ -110,6 +119,7 @@ static int write_png(const char* path, const uint8_t* rgb, uint32_t w, uint32_t 
     }
     return 0;
 }
+#endif
 
 static uint8_t to_byte(float v) {
     v = v < 0 ? 0 : v > 1 ? 1 : v;

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef VOLLEY_TOOL_PROFILE_ONLY
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#endif
 
 #include "tool.h"
 
@@ -36,6 +38,13 @@ int tool_scene_world(int quick, tool_scene* out) {
     return 0;
 }
 
+#ifdef VOLLEY_TOOL_PROFILE_ONLY
+static int load_assimp(const char* path, tool_scene* out) {
+    (void)out;
+    fprintf(stderr, "volley: cannot read '%s': this volley was built without assimp (VOLLEY_TOOL_PROFILE_ONLY)\n", path);
+    return 1;
+}
+#else
 /* Reads every triangle of every mesh of the file, node transforms applied. */
 static int load_assimp(const char* path, tool_scene* out) {
     const struct aiScene* sc = aiImportFile(path, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices |
@@ -100,6 +109,7 @@ static int load_assimp(const char* path, tool_scene* out) {
     }
     return 0;
 }
+#endif
 
 int tool_scene_file(const char* path, tool_scene* out) {
     memset(out, 0, sizeof *out);
