@@ -1,12 +1,44 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds volley in Release and runs the main demo.
+# The first thing to run: installs what is missing (scripts/deps.sh), builds volley in Release,
+# renders the procedural world (and the Stanford bunny when its file is found) with batched rays,
+# then benchmarks volley against Embree and Bullet on the same scenes. A minute or two.
+#   scripts/demo.sh            everything above
+#   scripts/demo.sh --quick    small scenes and ray sets (seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=()
+case "${1:-}" in
+  "") ;;
+  --quick) quick=(--quick) ;;
+  -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "demo.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
+
 scripts/deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DVOLLEY_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j"$jobs"
-if [[ -x build/release/examples/demo ]]; then
-  exec build/release/examples/demo "$@"
+volley=build/release/tools/volley
+if [[ ! -x $volley ]]; then
+  echo "demo.sh: the volley tool was not built (see the CMake messages above)" >&2
+  exit 1
 fi
-exec build/release/bench/volley_bench --benchmark_filter='kernel/' "$@"
+
+out=build/demo
+mkdir -p "$out"
+echo
+echo "== volley render: the procedural world, primary rays then ambient occlusion"
+"$volley" render "${quick[@]}" -o "$out/world.png"
+data=${VOLLEY_DATA_DIR:-../shared/data}
+if [[ -r $data/bunny00.off ]]; then
+  echo
+  echo "== volley render: the Stanford bunny"
+  VOLLEY_DATA_DIR=$data "$volley" render --scene bunny -o "$out/bunny.png"
+fi
+echo
+echo "== volley bench: batched and single-ray raycasts, Embree and Bullet, broadphases"
+VOLLEY_DATA_DIR=$data "$volley" bench "${quick[@]}" --json "$out/bench.json"
+echo
+echo "The pictures: $(cd "$out" && pwd)/world.png$([[ -r $out/bunny.png ]] && echo " and bunny.png")"
+echo "The figures:  $(cd "$out" && pwd)/bench.json"
+echo "Next: build/release/tools/volley --help, scripts/profile-backends.sh, README.md"
