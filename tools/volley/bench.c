@@ -142,6 +142,9 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
         make_rays(m, set, n, rays);
         for (uint32_t flags = 0; flags < 2; flags++) {
             const char* query = flags ? "any" : "closest";
+            static char label[320];
+            snprintf(label, sizeof label, "volley bench: %s, %s rays, %s hit", s->name, ray_sets[set], query);
+            p->label = label;
             uint32_t batches[2] = {o->batch < n ? o->batch : n, n};
             for (int k = 0; k < 3; k++) {
                 if (k == 1 && batches[0] == n) continue;
@@ -270,6 +273,7 @@ int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving
 }
 
 static int bench_broadphase(const bench_opts* o, bench_out* out, tool_progress* p) {
+    p->label = "volley bench: broadphases";
     uint32_t big = o->quick ? 1024 : 8192, flat = o->quick ? 2048 : 16384, frames = o->quick ? 5 : 40;
     const box_scene scenes[3] = {{"boxes, 10% moving", big, 10, 0},
                                  {"boxes, all moving", big, 100, 0},
