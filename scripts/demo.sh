@@ -10,7 +10,7 @@ quick=()
 case "${1:-}" in
   "") ;;
   --quick) quick=(--quick) ;;
-  -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
   *) echo "demo.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 esac
 
@@ -26,6 +26,7 @@ fi
 
 out=build/demo
 mkdir -p "$out"
+rm -f "$out/world.png" "$out/bunny.png" "$out/bench.json"
 echo
 echo "== volley render: the procedural world, primary rays then ambient occlusion"
 "$volley" render "${quick[@]}" -o "$out/world.png"
@@ -34,6 +35,9 @@ if [[ -r $data/bunny00.off ]]; then
   echo
   echo "== volley render: the Stanford bunny"
   VOLLEY_DATA_DIR=$data "$volley" render --scene bunny -o "$out/bunny.png"
+else
+  echo
+  echo "(the bunny is skipped: bunny00.off is not in $data; README.md, 'The bunny', says where to get it)"
 fi
 echo
 echo "== volley bench: batched and single-ray raycasts, Embree and Bullet, broadphases"

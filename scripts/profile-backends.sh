@@ -21,7 +21,7 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=(--quick); shift ;;
     --out) out=${2:?--out wants a folder}; shift 2 ;;
     --backends) only=${2:?--backends wants a list}; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "profile-backends.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
