@@ -108,7 +108,7 @@ md=$out/comparison.md
   echo
   first=$out/profile-${ran[0]}.json
   echo "Machine: $(uname -m), CPU features: $(grep -m1 '"cpu_features"' "$first" | field cpu_features)."
-  echo "Made by \`scripts/profile-backends.sh ${quick[*]}\` with \`volley profile\` $(grep -m1 '"version"' "$first" | field version);"
+  echo "Made by \`scripts/profile-backends.sh${quick[*]:+ ${quick[*]}}\` with \`volley profile\` $(grep -m1 '"version"' "$first" | field version);"
   echo "one thread. Cycles are time-stamp-counter ticks (the nominal clock); \"emulated\" marks timings"
   echo "under qemu-aarch64, which say nothing about real ARM hardware."
   [[ ${#quick[@]} -gt 0 ]] && echo "Quick sizes: the figures check the pipeline and mean little."

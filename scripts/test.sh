@@ -85,7 +85,7 @@ run_fuzzers() {
 
 run_install() {
   echo "=== install: static and shared packages, consumer via find_package and pkg-config"
-  local ok=1 log=build/ci-install.log
+  local ok=1 checks=0 log=build/ci-install.log
   rm -rf build/ci-install && mkdir -p build/ci-install
   : >"$log"
   for kind in static shared; do
@@ -101,7 +101,7 @@ run_install() {
            LD_LIBRARY_PATH="$prefix/lib" "build/ci-install/consumer-$kind/consumer"; } >>"$log" 2>&1; then
       echo "install ($kind, find_package): FAILED"; ok=0; continue
     fi
-    echo "install ($kind, find_package): ok"
+    echo "install ($kind, find_package): ok"; checks=$((checks + 1))
     local pc="$prefix/lib/pkgconfig"
     [[ -d "$pc" ]] || pc=$(dirname "$(find "$prefix" -name volley.pc | head -n 1)")
     if ! { cc -std=c11 -Wall -Werror tests/consumer/consumer.c -o "build/ci-install/consumer-pc-$kind" \
@@ -112,18 +112,18 @@ run_install() {
     if [[ "$(PKG_CONFIG_PATH="$pc" pkg-config --cflags volley)" != *"$prefix"* ]]; then
       echo "install ($kind, pkg-config): FAILED: --cflags does not point into $prefix"; ok=0; continue
     fi
-    echo "install ($kind, pkg-config): ok"
+    echo "install ($kind, pkg-config): ok"; checks=$((checks + 1))
     if [[ -x "$prefix/bin/volley" ]]; then
       if ! "$prefix/bin/volley" --version >>"$log" 2>&1; then
         echo "install ($kind, volley tool): FAILED"; ok=0; continue
       fi
-      echo "install ($kind, volley tool): ok"
+      echo "install ($kind, volley tool): ok"; checks=$((checks + 1))
     else
       echo "install ($kind, volley tool): not built (libpng or assimp missing), skipped"
     fi
   done
   if [[ $ok -eq 1 ]]; then
-    total_passed=$((total_passed + 4))
+    total_passed=$((total_passed + checks))
   else
     tail -n 40 "$log"
     total_failed=$((total_failed + 1))

@@ -391,7 +391,7 @@ static void test_bench_profile(void) {
     }
     static const char* const profile_fields[] = {"tool", "version", "backend", "simd_width", "cpu_features", "tsc",
                                                  "kernels", "kernel", "width", "ns_per_test", "cycles_per_test",
-                                                 "raycast", "mrays_per_s", "loops", "loop", "unit", "ns", NULL};
+                                                 "raycast", "mrays_per_s", "loops", "loop", "unit", "size", "ns", NULL};
     rc = run("profile", "--quick", "--json", path_in("profile.json"), NULL);
     CHECK(rc == 0, "profile: exit %d: %.300s", rc, g_err);
     CHECK(strstr(g_out, "ray_vs_boxes") && strstr(g_out, "box_vs_boxes"), "profile: table: %.300s", g_out);

@@ -22,7 +22,7 @@ static const char profile_usage[] =
     "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"cpu_features\", \"tsc\",\n"
     " \"kernels\": [{kernel, parallel, width, ns_per_test, cycles_per_test (null without a TSC)}],\n"
     " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s}],\n"
-    " \"loops\": [{loop, unit, ns}]}\n";
+    " \"loops\": [{loop, unit, size (items in the measured call), ns (per item)}]}\n";
 
 typedef struct kernel_row {
     const char* kernel;
@@ -39,6 +39,7 @@ typedef struct ray_point {
 typedef struct loop_row {
     char loop[96];
     const char* unit;
+    uint32_t size; /* the items of the measured call: rays, boxes */
     double ns;
 } loop_row;
 
@@ -97,7 +98,7 @@ static int write_json(const char* path, const kernel_row* k, uint32_t nk, const 
     for (uint32_t i = 0; i < nl; i++) {
         fprintf(f, "%s\n    {\"loop\": ", i ? "," : "");
         tool_json_string(f, l[i].loop);
-        fprintf(f, ", \"unit\": \"%s\", \"ns\": %.3f}", l[i].unit, l[i].ns);
+        fprintf(f, ", \"unit\": \"%s\", \"size\": %u, \"ns\": %.3f}", l[i].unit, l[i].size, l[i].ns);
     }
     fprintf(f, "\n  ]\n}\n");
     if (fclose(f) != 0) {
@@ -245,7 +246,7 @@ int tool_profile(int argc, char** argv) {
             snprintf(l->loop, sizeof l->loop, "raycast, batches of 1024, per ray");
         else
             snprintf(l->loop, sizeof l->loop, "raycast, %s, per ray", points[i].path);
-        l->unit = "ray", l->ns = 1e3 / points[i].mrays;
+        l->unit = "ray", l->size = count, l->ns = 1e3 / points[i].mrays;
     }
     {
         const uint32_t nbox = quick ? 2048 : 16384;
@@ -268,8 +269,8 @@ int tool_profile(int argc, char** argv) {
                 best = dt < best ? dt : best;
             }
             loop_row* l = &loops[nl++];
-            snprintf(l->loop, sizeof l->loop, "box pruning, %u boxes, per box", nbox);
-            l->unit = "box", l->ns = 1e9 * best / nbox;
+            snprintf(l->loop, sizeof l->loop, "box pruning, per box");
+            l->unit = "box", l->size = nbox, l->ns = 1e9 * best / nbox;
         }
         free(boxes);
         vl_pair_buffer_free(&pairs);
@@ -280,14 +281,14 @@ int tool_profile(int argc, char** argv) {
         uint32_t pairs;
         if (tool_broadphase_run(tool_broadphase_kinds[k].kind, nbp, 10, 0, quick ? 5 : 40, &us, &pairs)) continue;
         loop_row* l = &loops[nl++];
-        snprintf(l->loop, sizeof l->loop, "broadphase %s, %u boxes 10%% moving, frame per moving box",
-                 tool_broadphase_kinds[k].name, nbp);
-        l->unit = "moving box", l->ns = 1e3 * us / (nbp / 10);
+        snprintf(l->loop, sizeof l->loop, "broadphase %s, 10%% of the boxes moving, frame per moving box",
+                 tool_broadphase_kinds[k].name);
+        l->unit = "moving box", l->size = nbp, l->ns = 1e3 * us / (nbp / 10);
         tool_progress_update(&p, -1);
     }
     tool_progress_done(&p);
-    printf("\n%-62s %10s\n", "loop", "ns");
-    for (uint32_t i = 0; i < nl; i++) printf("%-62s %10.1f\n", loops[i].loop, loops[i].ns);
+    printf("\n%-70s %8s %10s\n", "loop", "items", "ns");
+    for (uint32_t i = 0; i < nl; i++) printf("%-70s %8u %10.1f\n", loops[i].loop, loops[i].size, loops[i].ns);
 
     if (json) {
         rc = write_json(json, krows, nk, &s, count, points, np, loops, nl);
