@@ -94,7 +94,7 @@ struct VolleyEngine {
     }
     void init(const Scene& s) {
         handles.resize(s.boxes.size());
-        vl_broadphase_add(bp, s.boxes.data(), (uint32_t)s.boxes.size(), 0, handles.data());
+        vl_broadphase_add(bp, handles.data(), s.boxes.data(), (uint32_t)s.boxes.size(), 0);
         for (uint32_t i : s.moving) moving.push_back(handles[i]);
         vl_broadphase_commit(bp, nullptr, nullptr);
     }
