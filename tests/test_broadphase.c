@@ -436,7 +436,8 @@ static void test_bad_input(void) {
         for (int i = 0; i < n; i++)
             CHECK(cases[i].got == cases[i].want, "%s: %s gave %s, expected %s", kind_names[kind], cases[i].what,
                   vl_status_string(cases[i].got), vl_status_string(cases[i].want));
-        CHECK(vl_broadphase_get_box(bp, h[0], &got) == VL_OK && memcmp(&got, &m.box[SLOT(h[0])], sizeof got) == 0, "get_box");
+        CHECK(vl_broadphase_get_box(bp, h[0], &got) == VL_OK && memcmp(&got, &m.box[SLOT(h[0])], sizeof got) == 0,
+              "get_box");
         CHECK(vl_broadphase_validate(bp) == VL_OK, "validate after bad input");
         CHECK(vl_broadphase_add(bp, NULL, boxes, 0, 0) == VL_OK, "empty add");
         CHECK(vl_broadphase_update(bp, NULL, NULL, 0) == VL_OK, "empty update");

@@ -192,8 +192,10 @@ static void test_any_hit_agrees(void) {
     static vl_ray rays[R];
     static vl_hit hits[R];
     for (int i = 0; i < R; i++) {
-        rays[i] = (vl_ray){{test_float(&r, -12, 12), test_float(&r, -12, 12), test_float(&r, -12, 12)}, 0,
-                           {test_float(&r, -1, 1), test_float(&r, -1, 1), test_float(&r, -1, 1)}, test_float(&r, 1, 30)};
+        for (int k = 0; k < 3; k++) rays[i].origin[k] = test_float(&r, -12, 12);
+        for (int k = 0; k < 3; k++) rays[i].dir[k] = test_float(&r, -1, 1);
+        rays[i].tmin = 0;
+        rays[i].tmax = test_float(&r, 1, 30);
     }
     CHECK(vl_bvh_raycast(bvh, rays, R, VL_RAY_ANY, hits) == VL_OK, "batch");
     int hit_count = 0;
