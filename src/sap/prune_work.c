@@ -28,7 +28,9 @@ static uint64_t set_array_bytes(uint64_t cap) { return ((cap + VL_WORK_PAD) * 4 
 static uint64_t set_bytes(uint64_t cap) { return 7 * set_array_bytes(cap); }
 static uint64_t lines(uint64_t bytes) { return (bytes + 63) & ~(uint64_t)63; }
 
-/* The parts of a work, in bytes, in the order they are laid out. */
+/* The parts of a work, by capacity. Laid out as the sets, the band segment tables, then one region
+ * shared by the sort keys and the band listings: the keys are dead once the sets are sorted, and
+ * the listings are written only after that. */
 typedef struct work_plan {
     uint64_t set_cap[2], keys_cap, seg_cap[2], store_cap[2];
 } work_plan;
@@ -48,13 +50,13 @@ static work_plan plan_of(uint32_t na, uint32_t nb, int bipartite) {
 }
 
 static uint64_t plan_bytes(const work_plan* p) {
-    uint64_t bytes = lines(p->keys_cap * 8) * 2;
+    uint64_t bytes = 0, keys = lines(p->keys_cap * 8) * 2, stores = 0;
     for (int k = 0; k < 2; k++) {
         bytes += lines(p->seg_cap[k] * 4);
         if (p->set_cap[k]) bytes += set_bytes(p->set_cap[k]);
-        if (p->store_cap[k]) bytes += set_bytes(p->store_cap[k]);
+        if (p->store_cap[k]) stores += set_bytes(p->store_cap[k]);
     }
-    return bytes;
+    return bytes + (keys > stores ? keys : stores);
 }
 
 size_t vl_prune_work_bytes(uint32_t na, uint32_t nb, int bipartite) {
@@ -87,18 +89,18 @@ void vl_prune_work_carve(vl_prune_work* work, void* block, uint32_t na, uint32_t
     char* at = block;
     for (int k = 0; k < 2; k++)
         if (p.set_cap[k]) carve_set(&work->set[k], &at, p.set_cap[k]);
-    work->scratch.keys = (uint64_t*)(void*)at;
-    at += lines(p.keys_cap * 8);
-    work->scratch.tmp = (uint64_t*)(void*)at;
-    at += lines(p.keys_cap * 8);
-    work->scratch.keys_cap = work->scratch.tmp_cap = (uint32_t)p.keys_cap;
     for (int k = 0; k < 2; k++) {
         if (!p.seg_cap[k]) continue;
         work->bands[k].seg = (uint32_t*)(void*)at;
         work->bands[k].seg_cap = (uint32_t)p.seg_cap[k];
         at += lines(p.seg_cap[k] * 4);
-        carve_set(&work->bands[k].store, &at, p.store_cap[k]);
     }
+    char* shared = at;
+    work->scratch.keys = (uint64_t*)(void*)shared;
+    work->scratch.tmp = (uint64_t*)(void*)(shared + lines(p.keys_cap * 8));
+    work->scratch.keys_cap = work->scratch.tmp_cap = (uint32_t)p.keys_cap;
+    for (int k = 0; k < 2; k++)
+        if (p.store_cap[k]) carve_set(&work->bands[k].store, &at, p.store_cap[k]);
 }
 
 vl_status vl_prune_check_args(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, int bipartite,
