@@ -23,7 +23,7 @@ static inline uint32_t live_slot(const vl_bp_objects* o, uint32_t handle) {
     return slot;
 }
 
-/* Pairs of slots [start, count) of buf as pairs of handles; slot order is handle order, so each
+/* Pairs of slots pairs[start, count) as pairs of handles; slot order is handle order, so each
  * stays (lower, higher). */
 static void pairs_to_handles(const vl_bp_objects* o, vl_pair* pairs, uint32_t start, uint32_t count) {
     for (uint32_t i = start; i < count; i++)
