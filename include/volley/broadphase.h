@@ -34,10 +34,11 @@ VL_API vl_status vl_box_prune(const vl_aabb* boxes, uint32_t count, vl_pair_buff
 VL_API vl_status vl_box_prune_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
                                         vl_pair_buffer* out);
 
-/* Both calls above take their working storage (about 56 bytes per box: the boxes sorted, their
+/* Both calls above take their working storage (about 55 bytes per box: the boxes sorted, their
  * sort keys, their listing in bands) from the allocator hooks and give it back before returning.
  * Called once a frame in a process whose allocator returns freed memory to the system, that
- * costs page faults on every call (Terdiman's 10k set: about 540 KB, 135 faults). Two ways to
+ * costs page faults on every call (Terdiman's 10k set: about 540 KB, 135 to 210 faults, a third
+ * of the call's time; see docs/BOX_PRUNING.md). Two ways to
  * prune without allocating, with the same pairs in the same order and the same statuses:
  *   - a vl_box_pruner keeps its storage from call to call (it grows to the largest call made);
  *   - the _scratch calls run on the caller's memory, sized by the _scratch_size calls.
