@@ -1,6 +1,7 @@
 /* Fuzzes one-shot box pruning, complete and bipartite, against brute force on boxes from a
  * coarse grid (touching, identical, flat, huge and infinite boxes), with invalid boxes mixed in:
- * those must be refused with VL_ERR_INVALID_BOUNDS and the output left as it was. */
+ * those must be refused with VL_ERR_INVALID_BOUNDS and the output left as it was. The scratch
+ * form must give the allocating call's status and pairs, in the same order. */
 #include "fuzz_util.h"
 
 #define MAX_BOXES 96
@@ -12,6 +13,25 @@ static void check_pairs(vl_pair_buffer* got, uint32_t keep, vl_pair* want, uint3
     qsort(want, nwant, sizeof(vl_pair), test_pair_cmp);
     for (uint32_t i = 0; i < nwant; i++)
         FUZZ_CHECK(got->pairs[keep + i].a == want[i].a && got->pairs[keep + i].b == want[i].b, "%s: pair %u", what, i);
+}
+
+/* The scratch form of the call just made (b NULL: complete) gives status s and the pairs of got
+ * past `keep`, in the same order. */
+static void check_scratch(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, vl_status s,
+                          const vl_pair_buffer* got, uint32_t keep) {
+    static _Alignas(64) unsigned char scratch[1u << 16];
+    size_t bytes = b ? vl_box_prune_bipartite_scratch_size(na, nb) : vl_box_prune_scratch_size(na);
+    FUZZ_CHECK(bytes <= sizeof scratch, "scratch size %zu", bytes);
+    vl_pair_buffer out = {0};
+    vl_status t = b ? vl_box_prune_bipartite_scratch(a, na, b, nb, &out, scratch, bytes)
+                    : vl_box_prune_scratch(a, na, &out, scratch, bytes);
+    FUZZ_CHECK(t == s, "scratch form: %s, allocating call %s", vl_status_string(t), vl_status_string(s));
+    FUZZ_CHECK(out.count == got->count - keep, "scratch form: %u pairs, allocating call %u", out.count,
+               got->count - keep);
+    for (uint32_t i = 0; i < out.count; i++)
+        FUZZ_CHECK(out.pairs[i].a == got->pairs[keep + i].a && out.pairs[i].b == got->pairs[keep + i].b,
+                   "scratch form: pair %u differs", i);
+    vl_pair_buffer_free(&out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -34,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     out.pairs[out.count++] = (vl_pair){12345, 54321};
 
     vl_status s = vl_box_prune(boxes, n, &out);
+    check_scratch(boxes, n, NULL, 0, s, &out, 1);
     if (!valid) {
         FUZZ_CHECK(s == VL_ERR_INVALID_BOUNDS && out.count == 1, "invalid boxes: %s", vl_status_string(s));
     } else {
@@ -48,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
     out.count = 1;
     s = vl_box_prune_bipartite(boxes, split, boxes + split, n - split, &out);
+    check_scratch(boxes, split, boxes + split, n - split, s, &out, 1);
     if (!valid) {
         FUZZ_CHECK(s == VL_ERR_INVALID_BOUNDS && out.count == 1, "invalid bipartite: %s", vl_status_string(s));
     } else {

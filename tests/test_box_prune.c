@@ -1,6 +1,7 @@
 /* One-shot box pruning against brute force: every scene, complete and bipartite, Terdiman's box
  * sets with their published pair counts, banded pruning on forced grids, bad input, failing
- * allocations. */
+ * allocations. The scratch calls and the pruner against the allocating calls: the same pairs in
+ * the same order, no allocation, bad scratch refused with nothing written. */
 #include <stdint.h>
 
 #include <volley/volley.h>
@@ -10,6 +11,47 @@
 
 #include "test_sap_scenes.h"
 #include "test_util.h"
+
+static vl_box_pruner* g_pruner;
+static test_alloc_hooks g_hooks; /* every call of the program goes through them (counted) */
+
+/* A block of `bytes` bytes aligned for the scratch calls, from malloc (not counted by volley). */
+static void* scratch_new(size_t bytes) {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    return aligned_alloc(VL_BOX_PRUNE_SCRATCH_ALIGNMENT, rounded ? rounded : 64);
+}
+
+/* The scratch call and the pruner (complete when b is NULL) give exactly the pairs of the allocating
+ * call, in its order, and allocate nothing once out has room. */
+static void check_forms(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, const char* what) {
+    vl_pair_buffer want = {0}, got = {0};
+    vl_status sw = b ? vl_box_prune_bipartite(a, na, b, nb, &want) : vl_box_prune(a, na, &want);
+    size_t bytes = b ? vl_box_prune_bipartite_scratch_size(na, nb) : vl_box_prune_scratch_size(na);
+    CHECK(bytes != SIZE_MAX, "%s: scratch size", what);
+    void* scratch = scratch_new(bytes);
+    vl_pair_buffer_reserve(&got, want.count + 64); /* room for a block of 16 more */
+    for (int form = 0; form < 3; form++) {
+        got.count = 0;
+        long allocs = g_hooks.allocs;
+        vl_status s;
+        if (form == 0)
+            s = b ? vl_box_prune_bipartite_scratch(a, na, b, nb, &got, scratch, bytes)
+                  : vl_box_prune_scratch(a, na, &got, scratch, bytes);
+        else
+            s = b ? vl_box_pruner_prune_bipartite(g_pruner, a, na, b, nb, &got)
+                  : vl_box_pruner_prune(g_pruner, a, na, &got);
+        allocs = g_hooks.allocs - allocs;
+        CHECK(s == sw, "%s: form %d: %s, allocating call %s", what, form, vl_status_string(s), vl_status_string(sw));
+        CHECK(got.count == want.count &&
+                  (!got.count || memcmp(got.pairs, want.pairs, got.count * sizeof *got.pairs) == 0),
+              "%s: form %d: %u pairs, allocating call %u (or another order)", what, form, got.count, want.count);
+        /* the scratch form never allocates; the pruner may grow on its first call with these counts */
+        if (form != 1) CHECK(allocs == 0, "%s: form %d: %ld allocations", what, form, allocs);
+    }
+    free(scratch);
+    vl_pair_buffer_free(&want);
+    vl_pair_buffer_free(&got);
+}
 
 static void check_complete(const vl_aabb* boxes, uint32_t n, const char* what) {
     vl_pair_buffer out = {0};
@@ -26,6 +68,7 @@ static void check_complete(const vl_aabb* boxes, uint32_t n, const char* what) {
     CHECK(pair_list_equal(got.p, got.n, want.p, want.n), "%s: %u pairs, brute force %u", what, got.n, want.n);
     free(want.p), free(got.p);
     vl_pair_buffer_free(&out);
+    check_forms(boxes, n, NULL, 0, what);
 }
 
 static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, const char* what) {
@@ -41,6 +84,7 @@ static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uin
           want.n);
     free(want.p);
     vl_pair_buffer_free(&out);
+    check_forms(a, na, b, nb, what);
 }
 
 static void test_scenes(void) {
@@ -88,6 +132,8 @@ static void test_terdiman(void) {
             CHECK(out.count == expected[flat][big], "terdiman %u%s: %u pairs, expected %u", n, flat ? " flat" : "",
                   out.count, expected[flat][big]);
             if (!big) check_complete(boxes, n, flat ? "terdiman 10k flat" : "terdiman 10k");
+            if (big) check_forms(boxes, n, NULL, 0, "terdiman 100k");
+            check_forms(boxes, n / 2, boxes + n / 2, n / 2, "terdiman halves");
             /* bipartite: first half against second half, summed with both halves' own pairs */
             vl_pair_buffer half = {0};
             CHECK(vl_box_prune(boxes, n / 2, &half) == VL_OK, "half");
@@ -232,6 +278,158 @@ static void test_bad_input(void) {
     vl_pair_buffer_free(&out);
 }
 
+/* Bad scratch (NULL, misaligned, one byte short) is refused with nothing written, after the
+ * argument checks and before the bounds check; no scratch is needed below 2 boxes (or with an
+ * empty side). */
+static void test_bad_scratch(void) {
+    uint32_t n = 500;
+    vl_aabb* boxes = malloc(n * sizeof *boxes);
+    test_rng r = {77};
+    for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_UNIFORM);
+    size_t bytes = vl_box_prune_scratch_size(n), bip = vl_box_prune_bipartite_scratch_size(n / 2, n - n / 2);
+    CHECK(bytes > 0 && bip > 0, "sizes %zu %zu", bytes, bip);
+    CHECK(vl_box_prune_scratch_size(0) == 0 && vl_box_prune_scratch_size(1) == 0, "no scratch under 2 boxes");
+    CHECK(vl_box_prune_bipartite_scratch_size(0, 9) == 0 && vl_box_prune_bipartite_scratch_size(9, 0) == 0,
+          "no scratch with an empty side");
+    CHECK(vl_box_prune_scratch_size(0x7FFFFFF1u) == SIZE_MAX, "too large");
+    CHECK(vl_box_prune_bipartite_scratch_size(1, 0x7FFFFFF1u) == SIZE_MAX, "too large b");
+    CHECK(vl_box_prune_scratch_size(10000) > vl_box_prune_scratch_size(1000), "size grows");
+    size_t big = bytes > bip ? bytes : bip;
+    unsigned char* block = scratch_new(big + 64);
+    vl_pair_buffer out = {0};
+    vl_pair_buffer_reserve(&out, 4);
+    out.pairs[0] = (vl_pair){5, 6};
+    out.count = 1;
+    struct {
+        void* p;
+        size_t bytes, bip;
+        const char* what;
+    } bad[] = {{NULL, bytes, bip, "NULL"}, {block + 4, bytes, bip, "misaligned"},
+               {block, bytes - 1, bip - 1, "one byte short"}, {block, 0, 0, "empty"}};
+    for (unsigned k = 0; k < sizeof bad / sizeof *bad; k++) {
+        memset(block, 0xA5, big + 64);
+        CHECK(vl_box_prune_scratch(boxes, n, &out, bad[k].p, bad[k].bytes) == VL_ERR_INVALID_ARGUMENT, "%s",
+              bad[k].what);
+        CHECK(vl_box_prune_bipartite_scratch(boxes, n / 2, boxes + n / 2, n - n / 2, &out, bad[k].p, bad[k].bip) ==
+                  VL_ERR_INVALID_ARGUMENT,
+              "bipartite %s", bad[k].what);
+        int untouched = 1;
+        for (size_t i = 0; i < big + 64; i++) untouched &= block[i] == 0xA5;
+        CHECK(untouched && out.count == 1 && out.pairs[0].a == 5 && out.pairs[0].b == 6, "%s: written", bad[k].what);
+    }
+    /* argument errors come before the scratch check, bounds errors after it */
+    CHECK(vl_box_prune_scratch(boxes, n, NULL, NULL, 0) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune_scratch(boxes, 0x7FFFFFF1u, &out, NULL, 0) == VL_ERR_TOO_LARGE, "too large first");
+    CHECK(vl_box_prune_bipartite_scratch(boxes, 1, boxes, 0x7FFFFFF1u, &out, NULL, 0) == VL_ERR_TOO_LARGE,
+          "too large b first");
+    boxes[3].min[2] = test_bits_float(0x7FC00000u);
+    CHECK(vl_box_prune_scratch(boxes, n, &out, NULL, 0) == VL_ERR_INVALID_ARGUMENT, "scratch before bounds");
+    CHECK(vl_box_prune_scratch(boxes, n, &out, block, bytes) == VL_ERR_INVALID_BOUNDS && out.count == 1, "NaN");
+    CHECK(vl_box_prune_bipartite_scratch(boxes + 10, 9, boxes, 5, &out, block, big) == VL_ERR_INVALID_BOUNDS &&
+              out.count == 1,
+          "NaN in b");
+    CHECK(vl_box_pruner_prune(g_pruner, boxes, n, &out) == VL_ERR_INVALID_BOUNDS && out.count == 1, "pruner NaN");
+    CHECK(vl_box_pruner_prune(NULL, boxes, n, &out) == VL_ERR_INVALID_ARGUMENT, "NULL pruner");
+    CHECK(vl_box_pruner_prune_bipartite(NULL, boxes, 1, boxes, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL pruner");
+    CHECK(vl_box_pruner_create(NULL) == VL_ERR_INVALID_ARGUMENT, "create NULL");
+    vl_box_pruner_destroy(NULL);
+    /* below 2 boxes, or an empty side: no scratch needed, nothing appended */
+    CHECK(vl_box_prune_scratch(boxes, 1, &out, NULL, 0) == VL_OK && out.count == 1, "one box");
+    CHECK(vl_box_prune_bipartite_scratch(boxes, 0, boxes + 10, 7, &out, NULL, 0) == VL_OK && out.count == 1, "empty a");
+    vl_pair_buffer_free(&out);
+    free(block);
+    free(boxes);
+}
+
+/* Pair buffers that are not volley's own or not consistent: refused by every call that appends,
+ * nothing written, nothing freed (a caller's array with capacity 0 never reaches the free hook). */
+static void test_bad_buffers(void) {
+    vl_aabb boxes[64];
+    test_rng r = {3};
+    for (int i = 0; i < 64; i++) boxes[i] = scene_box(&r, SCENE_IDENTICAL);
+    static vl_pair arr[4] = {{1, 2}};
+    size_t before = vl_bytes_in_use();
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
+    vl_pair_buffer bad[] = {{arr, 0, 0}, {arr, 1, 0}, {NULL, 0, 4}, {NULL, 1, 0}};
+    for (unsigned k = 0; k < sizeof bad / sizeof *bad; k++) {
+        vl_pair_buffer f = bad[k];
+        CHECK(vl_box_prune(boxes, 64, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: prune", k);
+        CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 3, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: bipartite", k);
+        CHECK(vl_box_pruner_prune(g_pruner, boxes, 64, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: pruner", k);
+        CHECK(vl_pair_buffer_reserve(&f, 100) == VL_ERR_INVALID_ARGUMENT, "buffer %u: reserve", k);
+        CHECK(memcmp(&f, &bad[k], sizeof f) == 0 && arr[0].a == 1 && arr[0].b == 2, "buffer %u: changed", k);
+        vl_broadphase* bp = NULL;
+        CHECK(vl_broadphase_create(NULL, &bp) == VL_OK, "create");
+        vl_pair_buffer ok = {0};
+        CHECK(vl_broadphase_commit(bp, &f, NULL) == VL_ERR_INVALID_ARGUMENT, "buffer %u: commit created", k);
+        CHECK(vl_broadphase_commit(bp, &ok, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: commit deleted", k);
+        CHECK(ok.pairs == NULL && ok.capacity == 0, "buffer %u: commit wrote", k);
+        vl_broadphase_destroy(bp);
+        long frees = h.frees;
+        vl_pair_buffer_free(&f); /* forgotten, not freed */
+        CHECK(h.frees == frees && f.pairs == NULL && f.capacity == 0 && f.count == 0, "buffer %u: free", k);
+    }
+    /* a volley buffer whose capacity was cleared by the caller: refused, and not freed with size 0 */
+    vl_pair_buffer grown = {0};
+    CHECK(vl_box_prune(boxes, 64, &grown) == VL_OK && grown.count == 64 * 63 / 2, "identical boxes");
+    size_t held = grown.capacity * sizeof(vl_pair);
+    CHECK(h.bytes == held, "held %zu, expected %zu", h.bytes, held);
+    vl_pair_buffer_free(&grown);
+    CHECK(h.bytes == 0 && vl_bytes_in_use() == before, "free: %zu bytes still held", h.bytes);
+    test_alloc_end(&h);
+}
+
+/* The pruner grows to its largest call and then allocates nothing; failing allocations leave it
+ * working and out unchanged; destroy gives everything back. */
+static void test_pruner_memory(void) {
+    uint32_t n = 4000;
+    vl_aabb* boxes = malloc(n * sizeof *boxes);
+    test_rng r = {31};
+    for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
+    size_t before = vl_bytes_in_use();
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
+    vl_box_pruner* p = NULL;
+    vl_pair_buffer out = {0}, want = {0};
+    CHECK(vl_box_pruner_create(&p) == VL_OK, "create");
+    CHECK(vl_box_prune(boxes, n, &want) == VL_OK, "want");
+    int failures = 0;
+    for (long budget = 0;; budget++) {
+        out.count = 0;
+        h.budget = budget;
+        vl_status s = vl_box_pruner_prune(p, boxes, n, &out);
+        h.budget = -1;
+        if (s == VL_OK) break;
+        CHECK(s == VL_ERR_OUT_OF_MEMORY && out.count == 0, "budget %ld: %s", budget, vl_status_string(s));
+        failures++;
+    }
+    CHECK(failures >= 2, "only %d failures", failures);
+    CHECK(out.count == want.count && memcmp(out.pairs, want.pairs, out.count * sizeof *out.pairs) == 0, "pairs");
+    long allocs = h.allocs;
+    for (int frame = 0; frame < 5; frame++) {
+        out.count = 0;
+        CHECK(vl_box_pruner_prune(p, boxes, n - (uint32_t)frame * 100, &out) == VL_OK, "frame");
+        CHECK(vl_box_pruner_prune_bipartite(p, boxes, n / 2, boxes + n / 2, n / 2 - (uint32_t)frame, &out) == VL_OK,
+              "frame bipartite");
+    }
+    /* the bipartite calls grew it once (the second set), then nothing */
+    long grown = h.allocs - allocs;
+    allocs = h.allocs;
+    for (int frame = 0; frame < 5; frame++) {
+        out.count = 0;
+        CHECK(vl_box_pruner_prune(p, boxes, n, &out) == VL_OK, "frame");
+        CHECK(vl_box_pruner_prune_bipartite(p, boxes, n / 2, boxes + n / 2, n / 2, &out) == VL_OK, "frame");
+    }
+    CHECK(h.allocs == allocs, "warm frames allocated %ld times (the first ones %ld)", h.allocs - allocs, grown);
+    vl_box_pruner_destroy(p);
+    vl_pair_buffer_free(&out);
+    vl_pair_buffer_free(&want);
+    test_alloc_end(&h);
+    CHECK(h.bytes == 0 && vl_bytes_in_use() == before, "pruner leaked %zu bytes", h.bytes);
+    free(boxes);
+}
+
 static void test_failing_allocator(void) {
     uint32_t n = 3000;
     vl_aabb* boxes = malloc(n * sizeof *boxes);
@@ -264,10 +462,17 @@ static void test_failing_allocator(void) {
 }
 
 int main(void) {
+    test_alloc_begin(&g_hooks);
+    CHECK(vl_box_pruner_create(&g_pruner) == VL_OK, "pruner");
     test_bad_input();
+    test_bad_scratch();
+    test_bad_buffers();
     test_scenes();
     test_terdiman();
     test_bands();
     test_failing_allocator();
+    test_pruner_memory();
+    vl_box_pruner_destroy(g_pruner);
+    test_alloc_end(&g_hooks);
     return test_finish("test_box_prune");
 }

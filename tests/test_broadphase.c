@@ -19,10 +19,15 @@ static vl_broadphase_desc kind_desc(int kind) {
     return desc;
 }
 
-/* What the test believes: boxes by handle, alive and static flags, handles freed since the last commit. */
+/* The index of a handle (its slot in the mirror). */
+#define SLOT(h) VL_HANDLE_INDEX(h)
+
+/* What the test believes, by handle index (slot): boxes, the current handle, alive and static
+ * flags, slots freed since the last commit. */
 typedef struct mirror {
     vl_aabb* box;
-    uint8_t *live, *stat, *freed;
+    uint32_t* handle; /* the last handle given for each slot */
+    uint8_t *live, *stat, *freed, *used;
     uint32_t cap, slots;
     uint32_t* list; /* live handles, rebuilt on demand */
     uint32_t alive;
@@ -33,6 +38,8 @@ static void mirror_init(mirror* m, uint32_t cap) {
     memset(m, 0, sizeof *m);
     m->cap = cap;
     m->box = calloc(cap, sizeof *m->box);
+    m->handle = calloc(cap, sizeof *m->handle);
+    m->used = calloc(cap, 1);
     m->live = calloc(cap, 1);
     m->stat = calloc(cap, 1);
     m->freed = calloc(cap, 1);
@@ -40,14 +47,14 @@ static void mirror_init(mirror* m, uint32_t cap) {
 }
 
 static void mirror_free(mirror* m) {
-    free(m->box), free(m->live), free(m->stat), free(m->freed), free(m->list);
+    free(m->box), free(m->handle), free(m->used), free(m->live), free(m->stat), free(m->freed), free(m->list);
     free(m->prev.p), free(m->now.p), free(m->diff.p), free(m->got.p);
 }
 
 static uint32_t mirror_list(mirror* m) {
     uint32_t n = 0;
     for (uint32_t h = 0; h < m->slots; h++)
-        if (m->live[h]) m->list[n++] = h;
+        if (m->live[h]) m->list[n++] = m->handle[h];
     return n;
 }
 
@@ -66,52 +73,69 @@ static uint32_t mirror_pick(mirror* m, test_rng* r, uint32_t k) {
 
 static vl_pair_buffer g_created, g_deleted;
 
+/* Pairs of handles as pairs of slots in l (sorted), each handle checked to be its slot's current
+ * one and each pair (lower handle, higher handle). */
+static void copy_as_slots(const mirror* m, pair_list* l, const vl_pair* p, uint32_t n, const char* what) {
+    l->n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = SLOT(p[i].a), b = SLOT(p[i].b);
+        int known = a < m->slots && b < m->slots && m->handle[a] == p[i].a && m->handle[b] == p[i].b;
+        CHECK(known, "%s: pair (%u, %u) of handles not given", what, p[i].a, p[i].b);
+        CHECK(p[i].a < p[i].b, "%s: pair (%u, %u) not low-high", what, p[i].a, p[i].b);
+        pair_list_push(l, a, b);
+    }
+    pairs_normalize(l->p, l->n);
+}
+
 /* Commits and checks the pair set and the created / deleted lists against brute force. */
 static void commit_and_check(vl_broadphase* bp, mirror* m, const char* what) {
     g_created.count = g_deleted.count = 0;
     vl_status s = vl_broadphase_commit(bp, &g_created, &g_deleted);
     CHECK(s == VL_OK, "%s: commit %s", what, vl_status_string(s));
     CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after commit", what);
-    memset(m->freed, 0, m->cap);
     brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
     uint32_t n = 0;
     const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
-    pair_list_copy(&m->got, pairs, n);
+    copy_as_slots(m, &m->got, pairs, n, what);
     CHECK(pair_list_equal(m->got.p, m->got.n, m->now.p, m->now.n), "%s: %u pairs, brute force %u", what, m->got.n,
           m->now.n);
-    for (uint32_t i = 0; i < n; i++) CHECK(pairs[i].a < pairs[i].b, "%s: pair not low-high", what);
     pair_list_minus(&m->diff, &m->now, &m->prev);
-    pair_list_copy(&m->got, g_created.pairs, g_created.count);
+    copy_as_slots(m, &m->got, g_created.pairs, g_created.count, what);
     CHECK(pair_list_equal(m->got.p, m->got.n, m->diff.p, m->diff.n), "%s: %u created, expected %u", what, m->got.n,
           m->diff.n);
     pair_list_minus(&m->diff, &m->prev, &m->now);
-    pair_list_copy(&m->got, g_deleted.pairs, g_deleted.count);
+    copy_as_slots(m, &m->got, g_deleted.pairs, g_deleted.count, what);
     CHECK(pair_list_equal(m->got.p, m->got.n, m->diff.p, m->diff.n), "%s: %u deleted, expected %u", what, m->got.n,
           m->diff.n);
+    memset(m->freed, 0, m->cap);
     pair_list t = m->prev;
     m->prev = m->now;
     m->now = t;
+}
+
+/* The mirror takes handle h (just given by add) for a new object. */
+static int mirror_take(mirror* m, uint32_t h, const vl_aabb* box, int is_static) {
+    uint32_t slot = SLOT(h);
+    int fine = slot < m->cap && !m->live[slot] && !m->freed[slot] && (!m->used[slot] || m->handle[slot] != h);
+    CHECK(fine, "add gave handle %u (slot %u): live, freed since the last commit, or not a new generation", h, slot);
+    if (!fine) return 0;
+    m->live[slot] = m->used[slot] = 1;
+    m->handle[slot] = h;
+    m->stat[slot] = (uint8_t)is_static;
+    m->box[slot] = *box;
+    if (slot >= m->slots) m->slots = slot + 1;
+    m->alive++;
+    return 1;
 }
 
 static void do_add(vl_broadphase* bp, mirror* m, test_rng* r, int scene, uint32_t k, uint32_t flags) {
     vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
     uint32_t* handles = malloc(k * sizeof *handles);
     for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(r, scene);
-    vl_status s = vl_broadphase_add(bp, boxes, k, flags, handles);
+    vl_status s = vl_broadphase_add(bp, handles, boxes, k, flags);
     CHECK(s == VL_OK, "add %u: %s", k, vl_status_string(s));
-    if (s == VL_OK) {
-        for (uint32_t i = 0; i < k; i++) {
-            uint32_t h = handles[i];
-            int fine = h < m->cap && !m->live[h] && !m->freed[h];
-            CHECK(fine, "add gave handle %u, live or freed since the last commit", h);
-            if (!fine) continue;
-            m->live[h] = 1;
-            m->stat[h] = (flags & VL_STATIC) != 0;
-            m->box[h] = boxes[i];
-            if (h >= m->slots) m->slots = h + 1;
-        }
-        m->alive += k;
-    }
+    if (s == VL_OK)
+        for (uint32_t i = 0; i < k; i++) mirror_take(m, handles[i], &boxes[i], (flags & VL_STATIC) != 0);
     free(boxes);
     free(handles);
 }
@@ -121,7 +145,7 @@ static void do_place(vl_broadphase* bp, mirror* m, const uint32_t* handles, cons
     vl_status s = vl_broadphase_update(bp, handles, to, k);
     CHECK(s == VL_OK, "update %u: %s", k, vl_status_string(s));
     if (s == VL_OK)
-        for (uint32_t i = 0; i < k; i++) m->box[handles[i]] = to[i];
+        for (uint32_t i = 0; i < k; i++) m->box[SLOT(handles[i])] = to[i];
 }
 
 /* Moves the k boxes of handles a little (or to where they are, when sleeping). */
@@ -129,7 +153,7 @@ static void do_update_list(vl_broadphase* bp, mirror* m, test_rng* r, int scene,
                            int sleeping) {
     vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
     for (uint32_t i = 0; i < k; i++)
-        boxes[i] = sleeping ? m->box[handles[i]] : scene_move(r, scene, m->box[handles[i]]);
+        boxes[i] = sleeping ? m->box[SLOT(handles[i])] : scene_move(r, scene, m->box[SLOT(handles[i])]);
     do_place(bp, m, handles, boxes, k);
     free(boxes);
 }
@@ -144,7 +168,7 @@ static void do_remove(vl_broadphase* bp, mirror* m, test_rng* r, uint32_t k) {
     vl_status s = vl_broadphase_remove(bp, m->list, k);
     CHECK(s == VL_OK, "remove %u: %s", k, vl_status_string(s));
     if (s == VL_OK) {
-        for (uint32_t i = 0; i < k; i++) m->live[m->list[i]] = 0, m->freed[m->list[i]] = 1;
+        for (uint32_t i = 0; i < k; i++) m->live[SLOT(m->list[i])] = 0, m->freed[SLOT(m->list[i])] = 1;
         m->alive -= k;
     }
 }
@@ -267,11 +291,11 @@ static void test_persistent_movers(void) {
                 /* the first group moves every frame; in frames 4 to 7 a second group jumps onto it
                  * (from frame 8 on, its stale entries would miss those pairs) */
                 do_update_list(bp, &m, &r, scene, movers, frame == 20 ? alive * 3 / 4 : group, 0);
-                for (uint32_t i = 0; i < group; i++) onto[i] = m.box[movers[i]];
+                for (uint32_t i = 0; i < group; i++) onto[i] = m.box[SLOT(movers[i])];
                 if (frame >= 4 && frame < 8) do_place(bp, &m, movers + group, onto, group);
                 if (frame == 15) { /* a stale mover dies: its entry goes */
                     CHECK(vl_broadphase_remove(bp, movers, 1) == VL_OK, "remove a mover");
-                    m.live[movers[0]] = 0, m.freed[movers[0]] = 1, m.alive--;
+                    m.live[SLOT(movers[0])] = 0, m.freed[SLOT(movers[0])] = 1, m.alive--;
                     movers[0] = movers[--alive];
                 }
                 if (frame == 17) do_add(bp, &m, &r, scene, 3, 0);
@@ -294,8 +318,8 @@ static void test_static(void) {
         vl_aabb boxes[8];
         for (int i = 0; i < 8; i++) boxes[i] = box;
         uint32_t hs[8], hd[2];
-        CHECK(vl_broadphase_add(bp, boxes, 8, VL_STATIC, hs) == VL_OK, "add static");
-        CHECK(vl_broadphase_add(bp, boxes, 2, 0, hd) == VL_OK, "add dynamic");
+        CHECK(vl_broadphase_add(bp, hs, boxes, 8, VL_STATIC) == VL_OK, "add static");
+        CHECK(vl_broadphase_add(bp, hd, boxes, 2, 0) == VL_OK, "add dynamic");
         g_created.count = 0;
         CHECK(vl_broadphase_commit(bp, &g_created, NULL) == VL_OK, "commit");
         CHECK(g_created.count == 17, "%s: %u pairs, expected 16 static-dynamic + 1 dynamic", kind_names[kind],
@@ -362,6 +386,7 @@ static void test_bad_input(void) {
         commit_and_check(bp, &m, "bad input setup");
         uint32_t removed = 0;
         while (m.live[removed]) removed++;
+        removed = m.handle[removed];
         uint32_t live = mirror_list(&m);
         uint32_t h[4] = {m.list[0], m.list[1], m.list[2], m.list[3]};
         vl_aabb good = {{1, 2, 3}, {4, 5, 6}};
@@ -372,19 +397,19 @@ static void test_bad_input(void) {
         int n = 0;
 #define BAD(call, status) cases[n++] = (bad_case){call, status, #call}
         (void)live;
-        BAD(vl_broadphase_add(NULL, boxes, 1, 0, out), VL_ERR_INVALID_ARGUMENT);
-        BAD(vl_broadphase_add(bp, NULL, 1, 0, out), VL_ERR_INVALID_ARGUMENT);
-        BAD(vl_broadphase_add(bp, boxes, 1, 0, NULL), VL_ERR_INVALID_ARGUMENT);
-        BAD(vl_broadphase_add(bp, boxes, 1, 2, out), VL_ERR_INVALID_FLAGS);
+        BAD(vl_broadphase_add(NULL, out, boxes, 1, 0), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_add(bp, out, NULL, 1, 0), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_add(bp, NULL, boxes, 1, 0), VL_ERR_INVALID_ARGUMENT);
+        BAD(vl_broadphase_add(bp, out, boxes, 1, 2), VL_ERR_INVALID_FLAGS);
         boxes[3].min[1] = nan;
-        BAD(vl_broadphase_add(bp, boxes, 4, 0, out), VL_ERR_INVALID_BOUNDS);
+        BAD(vl_broadphase_add(bp, out, boxes, 4, 0), VL_ERR_INVALID_BOUNDS);
         BAD(vl_broadphase_update(bp, h, boxes, 4), VL_ERR_INVALID_BOUNDS);
         boxes[3] = good;
         boxes[2].max[0] = nan;
-        BAD(vl_broadphase_add(bp, boxes, 4, 0, out), VL_ERR_INVALID_BOUNDS);
+        BAD(vl_broadphase_add(bp, out, boxes, 4, 0), VL_ERR_INVALID_BOUNDS);
         boxes[2] = good;
         boxes[1].min[2] = 7; /* min > max */
-        BAD(vl_broadphase_add(bp, boxes, 4, VL_STATIC, out), VL_ERR_INVALID_BOUNDS);
+        BAD(vl_broadphase_add(bp, out, boxes, 4, VL_STATIC), VL_ERR_INVALID_BOUNDS);
         BAD(vl_broadphase_update(bp, h, boxes, 4), VL_ERR_INVALID_BOUNDS);
         boxes[1] = good;
         BAD(vl_broadphase_update(bp, NULL, boxes, 1), VL_ERR_INVALID_ARGUMENT);
@@ -411,9 +436,10 @@ static void test_bad_input(void) {
         for (int i = 0; i < n; i++)
             CHECK(cases[i].got == cases[i].want, "%s: %s gave %s, expected %s", kind_names[kind], cases[i].what,
                   vl_status_string(cases[i].got), vl_status_string(cases[i].want));
-        CHECK(vl_broadphase_get_box(bp, h[0], &got) == VL_OK && memcmp(&got, &m.box[h[0]], sizeof got) == 0, "get_box");
+        CHECK(vl_broadphase_get_box(bp, h[0], &got) == VL_OK && memcmp(&got, &m.box[SLOT(h[0])], sizeof got) == 0,
+              "get_box");
         CHECK(vl_broadphase_validate(bp) == VL_OK, "validate after bad input");
-        CHECK(vl_broadphase_add(bp, boxes, 0, 0, NULL) == VL_OK, "empty add");
+        CHECK(vl_broadphase_add(bp, NULL, boxes, 0, 0) == VL_OK, "empty add");
         CHECK(vl_broadphase_update(bp, NULL, NULL, 0) == VL_OK, "empty update");
         CHECK(vl_broadphase_remove(bp, NULL, 0) == VL_OK, "empty remove");
         commit_and_check(bp, &m, "after bad input");
@@ -448,7 +474,7 @@ static void commit_under_budgets(vl_broadphase* bp, mirror* m, test_alloc_hooks*
     brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
     uint32_t n = 0;
     const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
-    pair_list_copy(&m->got, pairs, n);
+    copy_as_slots(m, &m->got, pairs, n, "after failures");
     CHECK(pair_list_equal(m->got.p, m->got.n, m->now.p, m->now.n), "%s: after failures %u pairs, brute %u",
           kind_names[kind], m->got.n, m->now.n);
     pair_list t = m->prev;
@@ -492,7 +518,7 @@ static void test_failing_allocator(void) {
                 if (op == 0 && m.alive + 200 < m.cap) { /* a batch of adds, some into a cluster */
                     k = 30 + (uint32_t)round * 4;
                     for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, i % 2 ? SCENE_CLUSTERED : SCENE_UNIFORM);
-                    s = vl_broadphase_add(bp, boxes, k, round % 8 == 4 ? VL_STATIC : 0, out);
+                    s = vl_broadphase_add(bp, out, boxes, k, round % 8 == 4 ? VL_STATIC : 0);
                 } else if (op == 1 || op == 0) { /* teleports: many pairs start and stop */
                     k = mirror_pick(&m, &r, round % 8 == 5 ? 3000 : 150); /* all: the SAP rebuilds */
                     for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
@@ -511,15 +537,12 @@ static void test_failing_allocator(void) {
                 }
                 CHECK(s == VL_OK, "%s: op %d: %s", kind_names[kind], op, vl_status_string(s));
                 if (op == 0 && m.alive + 200 < m.cap)
-                    for (uint32_t i = 0; i < k; i++) {
-                        m.live[out[i]] = 1, m.box[out[i]] = boxes[i], m.stat[out[i]] = round % 8 == 4;
-                        if (out[i] >= m.slots) m.slots = out[i] + 1;
-                        m.alive++;
-                    }
+                    for (uint32_t i = 0; i < k; i++) mirror_take(&m, out[i], &boxes[i], round % 8 == 4);
                 else if (op == 1 || op == 0)
-                    for (uint32_t i = 0; i < k; i++) m.box[m.list[i]] = boxes[i];
+                    for (uint32_t i = 0; i < k; i++) m.box[SLOT(m.list[i])] = boxes[i];
                 else if (op == 2)
-                    for (uint32_t i = 0; i < k; i++) m.live[m.list[i]] = 0, m.freed[m.list[i]] = 1, m.alive--;
+                    for (uint32_t i = 0; i < k; i++)
+                        m.live[SLOT(m.list[i])] = 0, m.freed[SLOT(m.list[i])] = 1, m.alive--;
                 break;
             }
             if (op != 3) continue;
@@ -538,7 +561,7 @@ static void test_failing_allocator(void) {
                     vl_status s = VL_OK;
                     if (op == 0) {
                         for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
-                        s = vl_broadphase_add(bp, boxes, k, flags, out);
+                        s = vl_broadphase_add(bp, out, boxes, k, flags);
                     } else if (op == 1) {
                         k = mirror_pick(&m, &r, k);
                         for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
@@ -555,10 +578,9 @@ static void test_failing_allocator(void) {
                     }
                     CHECK(s == VL_OK, "%s: few movers op %d: %s", kind_names[kind], op, vl_status_string(s));
                     for (uint32_t i = 0; i < k && s == VL_OK; i++) {
-                        uint32_t x = op == 0 ? out[i] : m.list[i];
-                        if (op == 0) m.live[x] = 1, m.stat[x] = flags != 0, m.alive++;
-                        if (op == 0 && x >= m.slots) m.slots = x + 1;
-                        if (op < 2) m.box[x] = boxes[i];
+                        uint32_t x = SLOT(op == 0 ? out[i] : m.list[i]);
+                        if (op == 0) mirror_take(&m, out[i], &boxes[i], flags != 0);
+                        if (op == 1) m.box[x] = boxes[i];
                         if (op == 2) m.live[x] = 0, m.freed[x] = 1, m.alive--;
                     }
                     break;
@@ -592,7 +614,7 @@ static void test_no_frame_allocation(void) {
         static uint32_t handles[N];
         test_rng r = {11};
         for (int i = 0; i < N; i++) boxes[i] = scene_box(&r, SCENE_UNIFORM);
-        CHECK(vl_broadphase_add(bp, boxes, N, 0, handles) == VL_OK, "add");
+        CHECK(vl_broadphase_add(bp, handles, boxes, N, 0) == VL_OK, "add");
         vl_pair_buffer c = {0}, d = {0};
         long allocs = 0;
         for (int frame = 0; frame < 24; frame++) {

@@ -73,15 +73,20 @@ typedef struct vl_pair {
 } vl_pair;
 
 /* A growable array of pairs. Zero-initialise it; calls that take one append to it and grow it
- * through the allocator hooks; set count = 0 to reuse the storage; free it with vl_pair_buffer_free. */
+ * through the allocator hooks; set count = 0 to reuse the storage; free it with vl_pair_buffer_free.
+ * pairs is NULL or storage that volley allocated, of `capacity` pairs: never a caller's array.
+ * Every call that takes one refuses (VL_ERR_INVALID_ARGUMENT, nothing changed) a buffer with
+ * count > capacity, or with pairs NULL and capacity > 0, or pairs set and capacity 0. */
 typedef struct vl_pair_buffer {
     vl_pair* pairs;
     uint32_t count, capacity;
 } vl_pair_buffer;
 
-/* Grows the buffer so that it holds at least `capacity` pairs; keeps its contents. */
+/* Grows the buffer so that it holds at least `capacity` pairs; keeps its contents.
+ * VL_ERR_INVALID_ARGUMENT for NULL or an inconsistent buffer (see above). */
 VL_API vl_status vl_pair_buffer_reserve(vl_pair_buffer* buffer, uint32_t capacity);
-/* Releases the storage and zeroes the buffer; NULL is fine. */
+/* Releases the storage and zeroes the buffer; NULL is fine. Storage with capacity 0 is not
+ * volley's (see above): it is not released, only forgotten. */
 VL_API void vl_pair_buffer_free(vl_pair_buffer* buffer);
 
 #ifdef __cplusplus

@@ -24,14 +24,67 @@ extern "C" {
 /* Appends to out every pair (i, j), i < j, of overlapping boxes[i] and boxes[j]; order unspecified.
  * The sweep axis is the one along which box centres vary the most. Safe to call from several
  * threads at once (with different out buffers).
- * Errors: VL_ERR_INVALID_ARGUMENT (out NULL or inconsistent, boxes NULL with count > 0),
- * VL_ERR_INVALID_BOUNDS (NaN or min > max), VL_ERR_TOO_LARGE, VL_ERR_OUT_OF_MEMORY; on any error
+ * Errors, checked in this order before any box is read: VL_ERR_INVALID_ARGUMENT (out NULL or
+ * inconsistent: see vl_pair_buffer; boxes NULL with count > 0), VL_ERR_TOO_LARGE (count past
+ * 0x7FFFFFF0); then VL_ERR_INVALID_BOUNDS (NaN or min > max), VL_ERR_OUT_OF_MEMORY; on any error
  * out->count and the pairs before it are unchanged (its storage may have grown). */
 VL_API vl_status vl_box_prune(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out);
 
 /* Appends every pair (i, j) such that a[i] overlaps b[j]; order unspecified. Errors as above. */
 VL_API vl_status vl_box_prune_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
                                         vl_pair_buffer* out);
+
+/* Both calls above take their working storage (about 55 bytes per box: the boxes sorted, their
+ * sort keys, their listing in bands) from the allocator hooks and give it back before returning.
+ * Called once a frame in a process whose allocator returns freed memory to the system, that
+ * costs page faults on every call (Terdiman's 10k set: about 540 KB, 135 to 210 faults, a third
+ * of the call's time; see docs/BOX_PRUNING.md). Two ways to
+ * prune without allocating, with the same pairs in the same order and the same statuses:
+ *   - a vl_box_pruner keeps its storage from call to call (it grows to the largest call made);
+ *   - the _scratch calls run on the caller's memory, sized by the _scratch_size calls.
+ * Either way only `out` may grow: reuse it (count = 0) and a warm frame allocates nothing. */
+
+/* Alignment of the scratch passed to vl_box_prune_scratch and vl_box_prune_bipartite_scratch. */
+#define VL_BOX_PRUNE_SCRATCH_ALIGNMENT 64u
+
+/* Bytes of scratch that vl_box_prune_scratch needs for count boxes, whatever the boxes (the most
+ * the banded prune may list: 140 to 170 bytes per box, 1.7 MB for 10k boxes, 15 MB for 100k; a
+ * call touches only what its boxes need, about 60 bytes per box on Terdiman's sets); 0 when
+ * count < 2 (no scratch needed); SIZE_MAX when count is too large (VL_ERR_TOO_LARGE) or the size
+ * does not fit a size_t. */
+VL_API size_t vl_box_prune_scratch_size(uint32_t count);
+
+/* The same for vl_box_prune_bipartite_scratch; 0 when na or nb is 0. */
+VL_API size_t vl_box_prune_bipartite_scratch_size(uint32_t na, uint32_t nb);
+
+/* vl_box_prune and vl_box_prune_bipartite on the caller's scratch: nothing allocated but out's
+ * growth. scratch: at least the _scratch_size bytes for these counts, aligned to
+ * VL_BOX_PRUNE_SCRATCH_ALIGNMENT, not shared with a call running at the same time (NULL is fine
+ * where the size is 0). Its contents need no initialisation and mean nothing after the call.
+ * Checks in this order: the arguments as vl_box_prune (VL_ERR_INVALID_ARGUMENT, VL_ERR_TOO_LARGE),
+ * then the scratch (VL_ERR_INVALID_ARGUMENT when NULL, misaligned or too small where one is
+ * needed), then the boxes (VL_ERR_INVALID_BOUNDS); nothing is written to out or scratch on those
+ * errors. VL_ERR_OUT_OF_MEMORY only when out cannot grow (out->count unchanged). */
+VL_API vl_status vl_box_prune_scratch(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out, void* scratch,
+                                      size_t scratch_bytes);
+VL_API vl_status vl_box_prune_bipartite_scratch(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
+                                                vl_pair_buffer* out, void* scratch, size_t scratch_bytes);
+
+/* A box pruner: vl_box_prune and vl_box_prune_bipartite with working storage kept from call to
+ * call (grown through the allocator hooks to the largest call made, freed by destroy). Once it
+ * has grown, a call allocates nothing but out's growth. One thread at a time per pruner. */
+typedef struct vl_box_pruner vl_box_pruner;
+
+/* Errors: VL_ERR_INVALID_ARGUMENT (out NULL), VL_ERR_OUT_OF_MEMORY (*out is then NULL). */
+VL_API vl_status vl_box_pruner_create(vl_box_pruner** out);
+/* Frees it and its storage; NULL is fine. */
+VL_API void vl_box_pruner_destroy(vl_box_pruner* pruner);
+/* As vl_box_prune and vl_box_prune_bipartite (same pairs, order and errors; VL_ERR_INVALID_ARGUMENT
+ * for a NULL pruner). On VL_ERR_OUT_OF_MEMORY out->count is unchanged and the pruner still works. */
+VL_API vl_status vl_box_pruner_prune(vl_box_pruner* pruner, const vl_aabb* boxes, uint32_t count,
+                                     vl_pair_buffer* out);
+VL_API vl_status vl_box_pruner_prune_bipartite(vl_box_pruner* pruner, const vl_aabb* a, uint32_t na,
+                                               const vl_aabb* b, uint32_t nb, vl_pair_buffer* out);
 
 /* ---- broadphases -------------------------------------------------------------------------- */
 
@@ -50,7 +103,8 @@ typedef enum vl_broadphase_kind {
 typedef struct vl_broadphase_desc {
     vl_broadphase_kind kind;
     uint32_t flags;            /* VL_BROADPHASE_PAIR_USER_DATA or 0 */
-    uint32_t expected_objects; /* object storage reserved at creation (a hint); 0 is fine */
+    uint32_t expected_objects; /* object storage reserved at creation (a hint, at most
+                                * VL_BROADPHASE_MAX_OBJECTS); 0 is fine */
 } vl_broadphase_desc;
 
 typedef struct vl_broadphase vl_broadphase;
@@ -66,23 +120,45 @@ VL_API vl_status vl_broadphase_create(const vl_broadphase_desc* desc, vl_broadph
 /* Destroys it and frees all its memory; NULL is fine. */
 VL_API void vl_broadphase_destroy(vl_broadphase* bp);
 
+/* Handles. handle = index << VL_HANDLE_GENERATION_BITS | generation. The index (VL_HANDLE_INDEX)
+ * is a small integer, distinct among the live objects and below the most objects that were ever
+ * alive (and pending removal) at once: index your own per-object arrays by it. Handles sort as
+ * their indices do, so pairs (lower handle, higher handle) are also (lower index, higher index).
+ * An index freed by vl_broadphase_remove is given again only after the commit that reported the
+ * removed object's deletions, and then with the next generation (mod 2^VL_HANDLE_GENERATION_BITS):
+ * a stale handle (its object removed, whether or not the index serves another object now) is
+ * VL_ERR_INVALID_HANDLE in update, remove and get_box, on every kind. The generation wraps: after
+ * 256 owners of one index, the handle of the first one is valid again (naming the 257th owner).
+ * Handles are not reused more often than that, so keep no handle past 255 removals of the objects
+ * that took its index after it. */
+#define VL_HANDLE_GENERATION_BITS 8u
+#define VL_HANDLE_INDEX(handle) ((uint32_t)(handle) >> VL_HANDLE_GENERATION_BITS)
+/* The most objects a broadphase holds at once (live ones and those removed since the last commit). */
+#define VL_BROADPHASE_MAX_OBJECTS (1u << 24)
+
+/* Every batch call takes (bp, handles, [boxes,] count[, flags]): the handles first, the count of
+ * both arrays after them. */
+
 /* Adds count boxes with `flags` (0 or VL_STATIC) and writes their handles to out_handles[count].
- * A handle is a small integer; the handle of a removed object may be given again, but only after
- * the commit that reported its deletions. count 0 does nothing.
- * Errors: VL_ERR_INVALID_ARGUMENT (bp, boxes or out_handles NULL with count > 0),
- * VL_ERR_INVALID_FLAGS, VL_ERR_INVALID_BOUNDS, VL_ERR_TOO_LARGE, VL_ERR_OUT_OF_MEMORY. */
-VL_API vl_status vl_broadphase_add(vl_broadphase* bp, const vl_aabb* boxes, uint32_t count, uint32_t flags,
-                                   uint32_t* out_handles);
+ * count 0 does nothing.
+ * Errors, in this order: VL_ERR_INVALID_ARGUMENT (bp NULL, boxes or out_handles NULL with
+ * count > 0), VL_ERR_INVALID_FLAGS, VL_ERR_TOO_LARGE (more than VL_BROADPHASE_MAX_OBJECTS
+ * objects: checked before any box is read), VL_ERR_INVALID_BOUNDS, VL_ERR_OUT_OF_MEMORY. */
+VL_API vl_status vl_broadphase_add(vl_broadphase* bp, uint32_t* out_handles, const vl_aabb* boxes, uint32_t count,
+                                   uint32_t flags);
 
 /* Gives objects handles[k] the new boxes[k]. Static objects may be moved too (at a dynamic
- * object's cost). Errors: VL_ERR_INVALID_ARGUMENT (NULL arrays with count > 0),
- * VL_ERR_INVALID_HANDLE (unknown or removed), VL_ERR_DUPLICATE_HANDLE (a handle twice in the
- * batch), VL_ERR_INVALID_BOUNDS, VL_ERR_OUT_OF_MEMORY. */
+ * object's cost). Errors, in this order: VL_ERR_INVALID_ARGUMENT (bp NULL, NULL arrays with
+ * count > 0), VL_ERR_TOO_LARGE (count above the live objects: checked before any handle is read),
+ * then the first bad handle in batch order: VL_ERR_INVALID_HANDLE (unknown, removed or stale) or
+ * VL_ERR_DUPLICATE_HANDLE (its second occurrence); then VL_ERR_INVALID_BOUNDS,
+ * VL_ERR_OUT_OF_MEMORY. */
 VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes,
                                       uint32_t count);
 
-/* Removes the objects; their pairs are reported deleted at the next commit.
- * Errors: VL_ERR_INVALID_ARGUMENT, VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE. */
+/* Removes the objects; their pairs are reported deleted at the next commit. Never allocates.
+ * Errors as update (VL_ERR_INVALID_ARGUMENT, VL_ERR_TOO_LARGE, VL_ERR_INVALID_HANDLE,
+ * VL_ERR_DUPLICATE_HANDLE). */
 VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
 
 /* Brings the pair set up to date and appends the pairs that began (created) and ceased (deleted)
@@ -93,19 +169,24 @@ VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles
 VL_API vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
 
 /* The overlapping pairs as of the last commit (unspecified order), valid until the next call that
- * changes bp; *count (count may be NULL) receives their number. Never NULL for a broadphase, even
- * with no pairs; NULL (and *count 0) when bp is NULL. */
+ * changes bp; *count (count may be NULL) receives their number. The kinds keep pairs of indices:
+ * the first call after a change copies them as handles into storage that bp keeps (one pass over
+ * the pairs; later calls return the same copy), which each commit grows to the pair count. NULL
+ * (and *count 0) when bp is NULL, or when memory ran out both in the last commit's growth of that
+ * storage and now (call again later); never NULL otherwise, even with no pairs. */
 VL_API const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count);
 
 /* Number of live objects; 0 for NULL. */
 VL_API uint32_t vl_broadphase_count(const vl_broadphase* bp);
 
-/* The box of a live object. Errors: VL_ERR_INVALID_ARGUMENT, VL_ERR_INVALID_HANDLE. */
+/* The box of a live object. Errors: VL_ERR_INVALID_ARGUMENT, VL_ERR_INVALID_HANDLE (unknown,
+ * removed or stale). */
 VL_API vl_status vl_broadphase_get_box(const vl_broadphase* bp, uint32_t handle, vl_aabb* box);
 
-/* User data of a pair of the last commit (desc flag VL_BROADPHASE_PAIR_USER_DATA). A new pair
- * starts with NULL. set: VL_ERR_INVALID_ARGUMENT when the pair does not exist, VL_ERR_INVALID_FLAGS
- * without the flag. get: NULL in those cases. */
+/* User data of a pair of the last commit (desc flag VL_BROADPHASE_PAIR_USER_DATA), by the pair's
+ * handles in either order. A new pair starts with NULL. set: VL_ERR_INVALID_ARGUMENT when the pair
+ * does not exist (or a handle is stale), VL_ERR_INVALID_FLAGS without the flag. get: NULL in
+ * those cases. */
 VL_API vl_status vl_broadphase_set_pair_user_data(vl_broadphase* bp, uint32_t a, uint32_t b, void* data);
 VL_API void* vl_broadphase_get_pair_user_data(const vl_broadphase* bp, uint32_t a, uint32_t b);
 

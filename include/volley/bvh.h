@@ -13,7 +13,16 @@
  * shorter than 2^-20 |v1 - v0| |v2 - v0| (an angle under about 1e-6 rad, where float arithmetic
  * gives noise), are never hit, nor by a ray in a triangle's plane or within about 2^-20 rad of
  * it. Boxes are hit by the slab test; hit.t is the entry t clamped to
- * the ray's tmin (0 when the origin is inside and tmin = 0). A hit's t is always finite. */
+ * the ray's tmin (0 when the origin is inside and tmin = 0). A hit's t is always finite.
+ *
+ * Range of the triangle test (float arithmetic, no rescaling): with L the triangle's longest edge,
+ * D the largest distance from the ray's origin to one of its vertices and s = |dir|, a triangle
+ * that is not a sliver is hit as above, t accurate to float precision, while L^2 D, L^2 s and
+ * L D s all lie between 2^-100 (about 7.9e-31) and 2^120 (about 1.3e36). Outside that range the
+ * normal times the distance overflows float or underflows, and the triangle is silently never hit
+ * (or hit at a t of 0): legs of 1e18 seen from 512 (L^2 D about 2^129), legs under 2^-64 with
+ * s = 1 (L^2 s under 2^-128). Scale such a scene into the range (metres to kilometres). Whatever
+ * the range, a float direction cannot aim at a triangle more than about 2^20 L away. */
 #ifndef VOLLEY_BVH_H
 #define VOLLEY_BVH_H
 
@@ -40,7 +49,8 @@ typedef struct vl_bvh vl_bvh;
 typedef struct vl_bvh_desc {
     uint32_t max_leaf_size; /* a leaf holds at most this many primitives: 1..VL_BVH_MAX_LEAF_SIZE, default 8 */
     uint32_t sah_bins;      /* bins per axis of the binned SAH: 4..64, default 16 */
-    float node_cost;        /* cost of a node visit relative to a primitive test: > 0, default 4 */
+    float node_cost;        /* cost of a node visit relative to a primitive test: > 0 and < FLT_MAX
+                             * (FLT_MAX and infinity are refused), default 4 */
 } vl_bvh_desc;
 
 /* Shape and cost of a built tree. */
@@ -59,15 +69,17 @@ VL_API vl_bvh_desc vl_bvh_default_desc(void);
 /* Builds a tree over triangle_count triangles: triangle i has the vertices indices[3i..3i+2] of
  * the vertex array xyz (3 floats per vertex). The tree copies what it needs; xyz and indices may
  * be freed after the call. desc may be NULL (defaults).
- * VL_ERR_INVALID_ARGUMENT: NULL xyz, indices or out, or a count of 0; VL_ERR_INVALID_FLAGS: a desc
- * field out of range; VL_ERR_INVALID_GEOMETRY: a NaN or infinite coordinate or an index past
- * vertex_count; VL_ERR_TOO_LARGE: more than 2^30 triangles; VL_ERR_OUT_OF_MEMORY. *out is
- * written only on VL_OK. */
+ * Errors, checked in this order (the first found is returned): VL_ERR_INVALID_ARGUMENT: NULL xyz,
+ * indices or out, or a count of 0; VL_ERR_INVALID_FLAGS: a desc field out of range;
+ * VL_ERR_TOO_LARGE: more than 2^30 triangles (before any vertex or index is read);
+ * VL_ERR_INVALID_GEOMETRY: a NaN or infinite coordinate or an index past vertex_count;
+ * VL_ERR_OUT_OF_MEMORY. *out is written only on VL_OK. */
 VL_API vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
                                         uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out);
 
 /* Builds a tree over count boxes (primitive i is boxes[i]). Infinite bounds are valid.
- * VL_ERR_INVALID_BOUNDS: a NaN bound or min > max; other errors as vl_bvh_build_triangles. */
+ * VL_ERR_INVALID_BOUNDS: a NaN bound or min > max; other errors as vl_bvh_build_triangles, in the
+ * same order (VL_ERR_INVALID_BOUNDS where that one says VL_ERR_INVALID_GEOMETRY). */
 VL_API vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out);
 
 /* Frees the tree; NULL is fine. No query may be running on it. */
@@ -101,11 +113,16 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * 1.44x faster, line of sight 1.16x closest hit and 1.18-1.22x any hit; rays from anywhere across
  * the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams both ways:
  * there is no memory traffic to save).
+ * VL_RAY_ANY: whether a ray hits is the same on every path, but which hit is reported (prim, t,
+ * u, v) may differ between the batch's paths (streams, walks) and the one-ray path that
+ * vl_bvh_raycast1 and the fallback above take: each reports the first hit its traversal order
+ * meets. VL_RAY_CLOSEST answers agree on every path (the same primitive, or one at the same t).
  * Thread-safe on a shared tree.
- * VL_OK; VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every valid ray is still
- * answered and each invalid one is a miss; VL_ERR_INVALID_ARGUMENT for a NULL bvh, rays or hits
- * (with count > 0); VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written). count 0 is VL_OK
- * and does nothing. */
+ * Statuses, checked in this order (the first found is returned): VL_ERR_INVALID_ARGUMENT for a
+ * NULL bvh, rays or hits (with count > 0) and VL_ERR_INVALID_FLAGS for unknown flag bits, both
+ * with nothing written; then VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every
+ * valid ray is still answered and each invalid one is a miss, however many are invalid and
+ * whatever makes each invalid; else VL_OK. count 0 is VL_OK and does nothing. */
 VL_API vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits);
 
 /* Alignment of the scratch passed to vl_bvh_raycast_scratch. */
@@ -121,7 +138,8 @@ VL_API size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uin
  * vl_bvh_raycast_scratch_size(bvh, count, flags) bytes, aligned to VL_BVH_SCRATCH_ALIGNMENT, not
  * shared with a call running at the same time (it may be NULL when that size is 0). The same
  * answers and statuses as vl_bvh_raycast, and VL_ERR_INVALID_ARGUMENT (nothing written) for a
- * NULL, misaligned or too small scratch where one is needed. */
+ * NULL, misaligned or too small scratch where one is needed, checked after the flags and before
+ * the rays (a bad scratch wins over invalid rays). */
 VL_API vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
                                         vl_hit* hits, void* scratch, size_t scratch_bytes);
 

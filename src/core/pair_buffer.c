@@ -2,15 +2,16 @@
 #include "core/pair_buffer.h"
 
 vl_status vl_pair_buffer_reserve(vl_pair_buffer* buffer, uint32_t capacity) {
-    if (!buffer || buffer->count > buffer->capacity || (!buffer->pairs && buffer->capacity))
-        return VL_ERR_INVALID_ARGUMENT;
+    if (!vl_pair_buffer_is_valid(buffer)) return VL_ERR_INVALID_ARGUMENT;
     return vl_array_reserve((void**)&buffer->pairs, &buffer->capacity, buffer->count, capacity, sizeof(vl_pair));
 }
 
 void vl_pair_buffer_free(vl_pair_buffer* buffer) {
     if (!buffer) return;
-    vl_array_free((void**)&buffer->pairs, &buffer->capacity, sizeof(vl_pair));
-    buffer->count = 0;
+    /* without a capacity the storage is not volley's (or its size is lost): left to its owner */
+    if (buffer->pairs && buffer->capacity) vl_mem_free(buffer->pairs, (size_t)buffer->capacity * sizeof(vl_pair));
+    buffer->pairs = NULL;
+    buffer->count = buffer->capacity = 0;
 }
 
 vl_status vl_pair_buffer_push(vl_pair_buffer* buffer, uint32_t a, uint32_t b) {

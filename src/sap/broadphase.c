@@ -2,12 +2,33 @@
 #include "sap/broadphase.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/alloc.h"
 
-/* Owner indices keep one bit for min/max in the SAP endpoints, and one value as a sentinel. */
-#define VL_BP_MAX_OBJECTS 0x7FFFFFF0u
+/* Slots below 2^24: a handle keeps 8 bits for the generation. */
+#define VL_BP_MAX_OBJECTS VL_BROADPHASE_MAX_OBJECTS
+#define VL_GEN_MASK ((1u << VL_HANDLE_GENERATION_BITS) - 1u)
+
+static inline uint32_t handle_of(const vl_bp_objects* o, uint32_t slot) {
+    return slot << VL_HANDLE_GENERATION_BITS | o->gen[slot];
+}
+
+/* The slot of a handle given to a live object that has not been removed since; UINT32_MAX else. */
+static inline uint32_t live_slot(const vl_bp_objects* o, uint32_t handle) {
+    uint32_t slot = VL_HANDLE_INDEX(handle);
+    if (slot >= o->slot_count || !(o->flags[slot] & VL_OBJ_ALIVE) || o->gen[slot] != (handle & VL_GEN_MASK))
+        return UINT32_MAX;
+    return slot;
+}
+
+/* Pairs of slots pairs[start, count) as pairs of handles; slot order is handle order, so each
+ * stays (lower, higher). */
+static void pairs_to_handles(const vl_bp_objects* o, vl_pair* pairs, uint32_t start, uint32_t count) {
+    for (uint32_t i = start; i < count; i++)
+        pairs[i] = (vl_pair){handle_of(o, pairs[i].a), handle_of(o, pairs[i].b)};
+}
 
 #ifndef NDEBUG
 #define VL_BP_DEBUG_VALIDATE(bp) assert(vl_broadphase_validate(bp) == VL_OK)
@@ -30,9 +51,12 @@ vl_broadphase_desc vl_broadphase_default_desc(void) {
     return desc;
 }
 
+/* Room for n slots, and for batches of n handles (so that update and remove never allocate). */
 static vl_status objects_reserve(vl_bp_objects* o, uint64_t n) {
     vl_status s = vl_array_reserve((void**)&o->boxes, &o->boxes_cap, o->slot_count, n, sizeof *o->boxes);
     if (s == VL_OK) s = vl_array_reserve((void**)&o->flags, &o->flags_cap, o->slot_count, n, 1);
+    if (s == VL_OK) s = vl_array_reserve((void**)&o->gen, &o->gen_cap, o->slot_count, n, 1);
+    if (s == VL_OK) s = vl_array_reserve((void**)&o->slots, &o->slots_cap, 0, n, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&o->free_slots, &o->free_cap, o->free_count, n, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&o->pending, &o->pending_cap, o->pending_count, n, sizeof(uint32_t));
     return s;
@@ -41,6 +65,8 @@ static vl_status objects_reserve(vl_bp_objects* o, uint64_t n) {
 static void objects_free(vl_bp_objects* o) {
     vl_array_free((void**)&o->boxes, &o->boxes_cap, sizeof *o->boxes);
     vl_array_free((void**)&o->flags, &o->flags_cap, 1);
+    vl_array_free((void**)&o->gen, &o->gen_cap, 1);
+    vl_array_free((void**)&o->slots, &o->slots_cap, sizeof(uint32_t));
     vl_array_free((void**)&o->free_slots, &o->free_cap, sizeof(uint32_t));
     vl_array_free((void**)&o->pending, &o->pending_cap, sizeof(uint32_t));
 }
@@ -72,6 +98,7 @@ void vl_broadphase_destroy(vl_broadphase* bp) {
     if (!bp) return;
     bp->ops->destroy(bp);
     objects_free(&bp->objects);
+    vl_array_free((void**)&bp->handle_pairs, &bp->handle_pairs_cap, sizeof(vl_pair));
     vl_mem_free(bp, sizeof *bp);
 }
 
@@ -82,56 +109,72 @@ static vl_status check_boxes(const vl_aabb* boxes, uint32_t count) {
     return VL_OK;
 }
 
-static void unmark(vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
-    for (uint32_t i = 0; i < count; i++) o->flags[handles[i]] &= (uint8_t)~VL_OBJ_MARK;
+static void unmark(vl_bp_objects* o, const uint32_t* slots, uint32_t count) {
+    for (uint32_t i = 0; i < count; i++) o->flags[slots[i]] &= (uint8_t)~VL_OBJ_MARK;
 }
 
-/* Every handle alive and once only; on VL_OK the objects carry VL_OBJ_MARK. */
+/* Every handle live and once only: their slots in o->slots, the objects marked with VL_OBJ_MARK.
+ * A batch longer than the live objects cannot be valid: refused before a handle is read. */
 static vl_status mark_handles(vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
+    if (count > o->alive) return VL_ERR_TOO_LARGE;
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t h = handles[i];
+        uint32_t slot = live_slot(o, handles[i]);
         vl_status s = VL_OK;
-        if (h >= o->slot_count || !(o->flags[h] & VL_OBJ_ALIVE))
+        if (slot == UINT32_MAX)
             s = VL_ERR_INVALID_HANDLE;
-        else if (o->flags[h] & VL_OBJ_MARK)
+        else if (o->flags[slot] & VL_OBJ_MARK)
             s = VL_ERR_DUPLICATE_HANDLE;
         if (s != VL_OK) {
-            unmark(o, handles, i);
+            unmark(o, o->slots, i);
             return s;
         }
-        o->flags[h] |= VL_OBJ_MARK;
+        o->flags[slot] |= VL_OBJ_MARK;
+        o->slots[i] = slot;
     }
     return VL_OK;
 }
 
-vl_status vl_broadphase_add(vl_broadphase* bp, const vl_aabb* boxes, uint32_t count, uint32_t flags,
-                            uint32_t* out_handles) {
+vl_status vl_broadphase_add(vl_broadphase* bp, uint32_t* out_handles, const vl_aabb* boxes, uint32_t count,
+                            uint32_t flags) {
     if (!bp || (count && (!boxes || !out_handles))) return VL_ERR_INVALID_ARGUMENT;
     if (flags & ~VL_STATIC) return VL_ERR_INVALID_FLAGS;
-    vl_status s = check_boxes(boxes, count);
-    if (s != VL_OK || !count) return s;
+    if (!count) return VL_OK;
     vl_bp_objects* o = &bp->objects;
+    /* sizes before any box is read */
     if ((uint64_t)o->alive + o->pending_count + count > VL_BP_MAX_OBJECTS) return VL_ERR_TOO_LARGE;
+    vl_status s = check_boxes(boxes, count);
+    if (s != VL_OK) return s;
     s = objects_reserve(o, (uint64_t)o->slot_count + count);
     if (s != VL_OK) return s;
     uint32_t old_slots = o->slot_count, old_free = o->free_count;
+    uint32_t reused = count < old_free ? count : old_free; /* the first `reused` slots come from free_slots */
     uint8_t f = (uint8_t)(VL_OBJ_ALIVE | ((flags & VL_STATIC) ? VL_OBJ_STATIC : 0));
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t h = o->free_count ? o->free_slots[--o->free_count] : o->slot_count++;
+        uint32_t h;
+        if (o->free_count) {
+            h = o->free_slots[--o->free_count];
+            o->gen[h] = (uint8_t)(o->gen[h] + 1u); /* a new owner: the old handles stop matching */
+        } else {
+            h = o->slot_count++;
+            o->gen[h] = 0;
+        }
         o->boxes[h] = boxes[i];
         o->flags[h] = f;
-        out_handles[i] = h;
+        out_handles[i] = h; /* the slots, for the kind; handles below */
     }
     o->alive += count;
+    bp->handle_pairs_fresh = 0;
     s = bp->ops->add(bp, out_handles, count);
     if (s != VL_OK) {
         /* the popped slots are still in free_slots past free_count */
         for (uint32_t i = 0; i < count; i++) o->flags[out_handles[i]] = 0;
+        for (uint32_t i = 0; i < reused; i++) o->gen[out_handles[i]] = (uint8_t)(o->gen[out_handles[i]] - 1u);
         o->slot_count = old_slots;
         o->free_count = old_free;
         o->alive -= count;
         return s;
     }
+    for (uint32_t i = 0; i < count; i++) out_handles[i] = handle_of(o, out_handles[i]);
     VL_BP_DEBUG_VALIDATE(bp);
     return VL_OK;
 }
@@ -142,9 +185,11 @@ vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles, const
     vl_bp_objects* o = &bp->objects;
     vl_status s = mark_handles(o, handles, count);
     if (s != VL_OK) return s;
-    unmark(o, handles, count);
+    unmark(o, o->slots, count);
     s = check_boxes(boxes, count);
-    if (s == VL_OK) s = bp->ops->update(bp, handles, boxes, count);
+    if (s != VL_OK) return s;
+    bp->handle_pairs_fresh = 0;
+    s = bp->ops->update(bp, o->slots, boxes, count);
     if (s == VL_OK) VL_BP_DEBUG_VALIDATE(bp);
     return s;
 }
@@ -155,10 +200,11 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
     vl_bp_objects* o = &bp->objects;
     vl_status s = mark_handles(o, handles, count);
     if (s != VL_OK) return s;
-    bp->ops->remove(bp, handles, count);
+    bp->handle_pairs_fresh = 0;
+    bp->ops->remove(bp, o->slots, count);
     for (uint32_t i = 0; i < count; i++) {
-        o->flags[handles[i]] = 0;
-        o->pending[o->pending_count++] = handles[i];
+        o->flags[o->slots[i]] = 0;
+        o->pending[o->pending_count++] = o->slots[i];
     }
     o->alive -= count;
     VL_BP_DEBUG_VALIDATE(bp);
@@ -172,9 +218,18 @@ vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pa
     /* the buffers always get storage, so that callers may pass .pairs to qsort or memcpy */
     vl_status s = created && !created->capacity ? vl_pair_buffer_reserve(created, 1) : VL_OK;
     if (s == VL_OK && deleted && !deleted->capacity) s = vl_pair_buffer_reserve(deleted, 1);
+    uint32_t created_start = created ? created->count : 0, deleted_start = deleted ? deleted->count : 0;
     if (s == VL_OK) s = bp->ops->commit(bp, created, deleted);
     if (s != VL_OK) return s;
+    bp->handle_pairs_fresh = 0;
     vl_bp_objects* o = &bp->objects;
+    /* before the pending slots are freed: a deleted pair of a removed object names its last handle */
+    if (created) pairs_to_handles(o, created->pairs, created_start, created->count);
+    if (deleted) pairs_to_handles(o, deleted->pairs, deleted_start, deleted->count);
+    /* room for vl_broadphase_pairs' copy, so that it need not allocate; on failure it tries again */
+    uint32_t n = 0;
+    bp->ops->pairs(bp, &n);
+    (void)vl_array_reserve((void**)&bp->handle_pairs, &bp->handle_pairs_cap, 0, n, sizeof(vl_pair));
     /* handles freed in this period may be given again from now on */
     for (uint32_t i = 0; i < o->pending_count; i++) o->free_slots[o->free_count++] = o->pending[i];
     o->pending_count = 0;
@@ -183,31 +238,52 @@ vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pa
 }
 
 const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count) {
-    if (!bp) {
-        if (count) *count = 0;
-        return NULL;
-    }
+    if (count) *count = 0;
+    if (!bp) return NULL;
     static const vl_pair none = {0, 0};
-    uint32_t n = 0;
-    const vl_pair* pairs = bp->ops->pairs(bp, &n);
-    if (count) *count = n;
-    return pairs ? pairs : &none; /* never NULL for a broadphase, so that memcpy(dst, pairs, 0) is fine */
+    /* the handle copy is a cache: bp is the caller's non-const object, one thread at a time */
+    vl_broadphase* cache = (vl_broadphase*)(uintptr_t)bp;
+    if (!bp->handle_pairs_fresh) {
+        uint32_t n = 0;
+        const vl_pair* pairs = bp->ops->pairs(bp, &n);
+        if (vl_array_reserve((void**)&cache->handle_pairs, &cache->handle_pairs_cap, 0, n, sizeof(vl_pair)) != VL_OK)
+            return NULL;
+        if (n) memcpy(cache->handle_pairs, pairs, (size_t)n * sizeof *pairs);
+        pairs_to_handles(&bp->objects, cache->handle_pairs, 0, n);
+        cache->handle_pairs_count = n;
+        cache->handle_pairs_fresh = 1;
+    }
+    if (count) *count = bp->handle_pairs_count;
+    /* never NULL for a broadphase, so that memcpy(dst, pairs, 0) is fine */
+    return bp->handle_pairs_count ? bp->handle_pairs : &none;
 }
 
 uint32_t vl_broadphase_count(const vl_broadphase* bp) { return bp ? bp->objects.alive : 0; }
 
 vl_status vl_broadphase_get_box(const vl_broadphase* bp, uint32_t handle, vl_aabb* box) {
     if (!bp || !box) return VL_ERR_INVALID_ARGUMENT;
-    const vl_bp_objects* o = &bp->objects;
-    if (handle >= o->slot_count || !(o->flags[handle] & VL_OBJ_ALIVE)) return VL_ERR_INVALID_HANDLE;
-    *box = o->boxes[handle];
+    uint32_t slot = live_slot(&bp->objects, handle);
+    if (slot == UINT32_MAX) return VL_ERR_INVALID_HANDLE;
+    *box = bp->objects.boxes[slot];
     return VL_OK;
+}
+
+/* The kind's user data slot of the pair of handles (a, b) (either order), or NULL: no such pair,
+ * or a handle that is not the current one of its slot (an object removed since the last commit
+ * still names its pairs of that commit). */
+static void** pair_user_slot(const vl_broadphase* bp, uint32_t a, uint32_t b) {
+    const vl_bp_objects* o = &bp->objects;
+    uint32_t sa = VL_HANDLE_INDEX(a), sb = VL_HANDLE_INDEX(b);
+    if (sa >= o->slot_count || sb >= o->slot_count || o->gen[sa] != (a & VL_GEN_MASK) ||
+        o->gen[sb] != (b & VL_GEN_MASK))
+        return NULL;
+    return bp->ops->pair_user(bp, sa, sb);
 }
 
 vl_status vl_broadphase_set_pair_user_data(vl_broadphase* bp, uint32_t a, uint32_t b, void* data) {
     if (!bp) return VL_ERR_INVALID_ARGUMENT;
     if (!(bp->desc.flags & VL_BROADPHASE_PAIR_USER_DATA) || !bp->ops->pair_user) return VL_ERR_INVALID_FLAGS;
-    void** slot = bp->ops->pair_user(bp, a, b);
+    void** slot = pair_user_slot(bp, a, b);
     if (!slot) return VL_ERR_INVALID_ARGUMENT;
     *slot = data;
     return VL_OK;
@@ -215,7 +291,7 @@ vl_status vl_broadphase_set_pair_user_data(vl_broadphase* bp, uint32_t a, uint32
 
 void* vl_broadphase_get_pair_user_data(const vl_broadphase* bp, uint32_t a, uint32_t b) {
     if (!bp || !(bp->desc.flags & VL_BROADPHASE_PAIR_USER_DATA) || !bp->ops->pair_user) return NULL;
-    void** slot = bp->ops->pair_user(bp, a, b);
+    void** slot = pair_user_slot(bp, a, b);
     return slot ? *slot : NULL;
 }
 

@@ -14,21 +14,27 @@ enum {
     VL_OBJ_MARK = 4u /* scratch mark: duplicates in a batch, objects being removed */
 };
 
-/* Handle h is slot h. Freed slots wait in `pending` until the next commit, so that a handle is
- * never reused while a pair of its previous owner may still be reported. */
+/* Objects live in slots; the kinds see slots only. A handle is slot << VL_HANDLE_GENERATION_BITS
+ * | the slot's generation (broadphase.c translates on the way in and out). A slot's generation
+ * steps (mod 256) when the slot is given to a new object, so a handle of an earlier owner no
+ * longer matches. Freed slots wait in `pending` until the next commit, so that a slot is never
+ * reused while a pair of its previous owner may still be reported (with the previous handle). */
 typedef struct vl_bp_objects {
     vl_aabb* boxes;
     uint8_t* flags;
+    uint8_t* gen;         /* generation of each slot */
     uint32_t* free_slots; /* reusable now */
     uint32_t* pending;    /* freed since the last commit */
-    uint32_t boxes_cap, flags_cap, free_cap, pending_cap;
-    uint32_t slot_count; /* slots ever used: handles are < slot_count */
+    uint32_t* slots;      /* the slots of the handles of the batch being applied */
+    uint32_t boxes_cap, flags_cap, gen_cap, free_cap, pending_cap, slots_cap;
+    uint32_t slot_count; /* slots ever used: slots are < slot_count */
     uint32_t free_count, pending_count, alive;
 } vl_bp_objects;
 
 typedef struct vl_broadphase_ops {
     vl_status (*create)(vl_broadphase* bp);
     void (*destroy)(vl_broadphase* bp);
+    /* Every `handles` below are slots. */
     /* new objects handles[count], already alive with their boxes in bp->objects */
     vl_status (*add)(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
     /* writes the new boxes into bp->objects itself (so that it can roll back) */
@@ -46,6 +52,10 @@ struct vl_broadphase {
     vl_broadphase_desc desc;
     vl_bp_objects objects;
     void* impl; /* the kind's state */
+    /* the kind's pairs as handles, made by vl_broadphase_pairs when stale (after any change) */
+    vl_pair* handle_pairs;
+    uint32_t handle_pairs_cap, handle_pairs_count;
+    int handle_pairs_fresh;
 };
 
 extern const vl_broadphase_ops vl_sap_ops;
