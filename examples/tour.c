@@ -48,7 +48,7 @@ static int pairs(void) {
     vl_broadphase* bp = NULL;
     vl_pair_buffer created = {0}, deleted = {0};
     int ok = check(vl_broadphase_create(NULL, &bp), "vl_broadphase_create") &&
-             check(vl_broadphase_add(bp, boxes, 3, 0, handles), "vl_broadphase_add") &&
+             check(vl_broadphase_add(bp, handles, boxes, 3, 0), "vl_broadphase_add") &&
              check(vl_broadphase_commit(bp, &created, &deleted), "vl_broadphase_commit");
     for (uint32_t i = 0; ok && i < created.count; i++)
         printf("frame 0: pair (%u, %u) began\n", created.pairs[i].a, created.pairs[i].b);

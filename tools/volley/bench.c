@@ -244,7 +244,7 @@ int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving
         vl_broadphase_desc desc = vl_broadphase_default_desc();
         desc.kind = kind;
         st = vl_broadphase_create(&desc, &bp);
-        if (st == VL_OK) st = vl_broadphase_add(bp, boxes, count, 0, handles);
+        if (st == VL_OK) st = vl_broadphase_add(bp, handles, boxes, count, 0);
         if (st == VL_OK) st = vl_broadphase_commit(bp, &created, &deleted);
         uint32_t moving = count * moving_percent / 100;
         for (uint32_t f = 0; f < frames && st == VL_OK; f++) {
