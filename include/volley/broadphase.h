@@ -92,8 +92,10 @@ VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles
  * (reported created), and a pair that holds before and after is neither. Objects already in that
  * state are left alone. Works for every kind as the kind's removal and addition under the same
  * handles (allocates a scratch of count handles). Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, handles
- * NULL with count > 0), VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE, VL_ERR_OUT_OF_MEMORY (the
- * objects are put back as they were). */
+ * NULL with count > 0), VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE, VL_ERR_OUT_OF_MEMORY: the
+ * objects are put back as they were, which needs memory again for kinds other than
+ * VL_BROADPHASE_BOX_PRUNING; should that fail too, they are removed (handles dead, pairs reported
+ * deleted at the next commit; vl_broadphase_get_box says which). */
 VL_API vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
 
 /* Removes the objects; their pairs are reported deleted at the next commit.

@@ -196,12 +196,15 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
     s = bp->ops->add(bp, flip, n);
     if (s != VL_OK) {
         for (uint32_t k = 0; k < n; k++) o->flags[flip[k]] = (uint8_t)(VL_OBJ_ALIVE | (want ^ VL_OBJ_STATIC));
-        vl_status back = bp->ops->add(bp, flip, n);
-        assert(back == VL_OK);
-        (void)back;
+        if (bp->ops->add(bp, flip, n) != VL_OK) /* out of memory again: they stay removed */
+            for (uint32_t k = 0; k < n; k++) {
+                o->flags[flip[k]] = 0;
+                o->pending[o->pending_count++] = flip[k];
+                o->alive--;
+            }
     }
     vl_mem_free(flip, (size_t)n * sizeof *flip);
-    if (s == VL_OK) VL_BP_DEBUG_VALIDATE(bp);
+    VL_BP_DEBUG_VALIDATE(bp);
     return s;
 }
 

@@ -171,6 +171,24 @@ static vl_status ssap_update(vl_broadphase* bp, const uint32_t* handles, const v
 
 /* ---- commit, pairs ------------------------------------------------------------------------- */
 
+/* A pair whose end changed between dynamic and static in this period (vl_broadphase_set_static)
+ * left one pair manager and entered the other: it is neither created nor deleted. Every such pair
+ * was touched in ps; its flags in both are made silent (pd's or ps's removal becomes NEW | REMOVED,
+ * the other's addition loses NEW). */
+static void ssap_cancel_moves(vl_pair_manager* ps, vl_pair_manager* pd) {
+    const uint8_t both = VL_PM_NEW | VL_PM_REMOVED;
+    for (uint32_t t = 0; t < ps->touched_count; t++) {
+        vl_pair p = ps->touched[t];
+        uint32_t i = vl_pm_find(ps, p.a, p.b);
+        uint8_t f = ps->flags[i] & both;
+        if (f != VL_PM_NEW && f != VL_PM_REMOVED) continue;
+        uint32_t j = vl_pm_find(pd, p.a, p.b);
+        if (j == VL_PM_NONE || (pd->flags[j] & both) != (f ^ both)) continue;
+        ps->flags[i] ^= VL_PM_NEW;
+        pd->flags[j] ^= VL_PM_NEW;
+    }
+}
+
 /* Both pair managers commit into the same lists, after every buffer has room, so that neither
  * commits alone; the pairs of both are then listed in `all`. */
 static vl_status ssap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
@@ -186,12 +204,14 @@ static vl_status ssap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair
                              sizeof(vl_pair));
     if (s == VL_OK) s = vl_pair_buffer_reserve(&ss->all, pd->count + ps->count);
     if (s != VL_OK) return s;
+    if (ss->removed) ssap_cancel_moves(ps, pd);
     s = vl_pm_commit(pd, created, deleted);
     if (s == VL_OK) s = vl_pm_commit(ps, created, deleted);
     if (s != VL_OK) return s; /* not reached: the lists had room */
     if (pd->count) memcpy(ss->all.pairs, pd->pairs, pd->count * sizeof(vl_pair));
     if (ps->count) memcpy(ss->all.pairs + pd->count, ps->pairs, ps->count * sizeof(vl_pair));
     ss->all.count = pd->count + ps->count;
+    ss->removed = 0;
     return VL_OK;
 }
 

@@ -30,6 +30,7 @@ typedef struct vl_ssap {
     uint32_t idx_cap;
     uint32_t n_dyn, n_static;
     int oom;             /* a pair could not be added during the current walk */
+    int removed;         /* objects were removed since the last commit (pairs may have changed manager) */
     vl_pair_buffer all;  /* the pairs of both managers as of the last commit */
     /* the statics as a box-pruning set on axis static_axis, sorted by min, while static_valid */
     vl_prune_set statics;

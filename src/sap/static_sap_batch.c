@@ -195,6 +195,7 @@ void vl_ssap_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count) 
     vl_ssap* ss = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     vl_pm_remove_owners(&ss->pm, o->flags, VL_OBJ_MARK);
+    ss->removed = 1;
     uint32_t nd = 0, ns = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t h = handles[i];
