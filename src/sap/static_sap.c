@@ -6,7 +6,10 @@
 #include "simd/kernels.h"
 
 static void ssap_free(vl_ssap* ss) {
-    for (int a = 0; a < 3; a++) vl_array_free((void**)&ss->ep[a], &ss->ep_cap[a], sizeof(vl_endpoint));
+    for (int l = 0; l < 6; l++) {
+        vl_array_free((void**)&ss->ep[l], &ss->ep_cap[l], sizeof(vl_endpoint));
+        vl_array_free((void**)&ss->oth[l], &ss->oth_cap[l], sizeof(uint32_t));
+    }
     vl_array_free((void**)&ss->idx, &ss->idx_cap, sizeof(uint32_t));
     vl_array_free((void**)&ss->keys, &ss->keys_cap, sizeof(uint64_t));
     vl_array_free((void**)&ss->tmp, &ss->tmp_cap, sizeof(uint64_t));
@@ -30,8 +33,8 @@ static vl_status ssap_create(vl_broadphase* bp) {
     if (!ss) return VL_ERR_OUT_OF_MEMORY;
     vl_pm_init(&ss->pm, 0);
     vl_status s = VL_OK;
-    for (int a = 0; a < 3 && s == VL_OK; a++)
-        s = vl_array_reserve((void**)&ss->ep[a], &ss->ep_cap[a], 0, 2, sizeof(vl_endpoint));
+    for (int l = 0; l < 6 && s == VL_OK; l++)
+        s = vl_array_reserve((void**)&ss->ep[l], &ss->ep_cap[l], 0, 2, sizeof(vl_endpoint));
     if (s == VL_OK) {
         vl_broadphase inner = *bp;
         inner.desc.kind = VL_BROADPHASE_SAP;
@@ -43,9 +46,9 @@ static vl_status ssap_create(vl_broadphase* bp) {
         ssap_free(ss);
         return s;
     }
-    for (int a = 0; a < 3; a++) {
-        ss->ep[a][0] = VL_SAP_LOW_SENTINEL;
-        ss->ep[a][1] = VL_SAP_HIGH_SENTINEL;
+    for (int l = 0; l < 6; l++) {
+        ss->ep[l][0] = VL_SAP_LOW_SENTINEL;
+        ss->ep[l][1] = VL_SAP_HIGH_SENTINEL;
     }
     ss->ep_count = 2;
     bp->impl = ss;
@@ -66,26 +69,27 @@ static inline void ssap_start(vl_ssap* ss, uint32_t d, uint32_t s) {
     if (vl_pm_add(&ss->pm, d, s) != VL_OK) ss->oom = 1;
 }
 
-/* Walks the virtual index v of dynamic endpoint m over the static endpoints of `axis` in one
- * direction (constants once inlined) and returns where m belongs; nothing but the pair manager is
- * written. Passing an endpoint of the other kind changes the overlap on this axis: going left, a min
- * passing a max starts it, a max passing a min stops it (and the reverse going right). It is a pair
- * change when the static overlaps the dynamic on the two other axes, tested by virtual index against
- * the static's endpoint indices. */
+/* Walks the virtual index v of dynamic endpoint m over the static endpoints of the other kind on
+ * `axis`, in one direction (constants once inlined), and returns where m belongs; nothing but the
+ * pair manager is written. Each endpoint passed changes the overlap on this axis: going left, a min
+ * passing a max starts it and a max passing a min stops it (the reverse going right). It is a pair
+ * change when the static overlaps the dynamic on the two other axes, tested without a branch by the
+ * dynamic's virtual indices against the static's indices stored beside the endpoint: the walk
+ * streams through two arrays and touches no other memory until a pair changes. */
 static inline __attribute__((always_inline)) uint32_t ssap_walk(vl_ssap* ss, vl_endpoint m, uint32_t v, int axis,
                                                                 int left) {
     const int j = axis == 0 ? 2 : 0, k = axis == 2 ? 2 : 4;
-    const vl_endpoint* e = ss->ep[axis];
-    const uint32_t* idx = ss->idx;
     const uint32_t d = ep_owner(m), m_max = ep_is_max(m);
-    const uint32_t* q = idx + (size_t)d * 6;
+    const int l = axis * 2 + !m_max;
+    const vl_endpoint* e = ss->ep[l];
+    const uint32_t* ot = ss->oth[l];
+    const uint32_t* q = ss->idx + (size_t)d * 6;
     const uint32_t jlo = q[j], jhi = q[j + 1], klo = q[k], khi = q[k + 1];
     const uint32_t starts = left ? !m_max : m_max;
     vl_endpoint p;
     while (left ? (p = e[v - 1]) > m : (p = e[v]) < m) {
-        const uint32_t* ps = idx + (size_t)ep_owner(p) * 6;
-        uint32_t hit = (ep_is_max(p) ^ m_max) & (jlo <= ps[j + 1]) & (ps[j] < jhi) & (klo <= ps[k + 1]) &
-                       (ps[k] < khi);
+        const uint32_t* ps = ot + (size_t)(left ? v - 1 : v) * 4;
+        uint32_t hit = (jlo <= ps[1]) & (ps[0] < jhi) & (klo <= ps[3]) & (ps[2] < khi);
         if (__builtin_expect(hit, 0)) {
             if (starts)
                 ssap_start(ss, d, ep_owner(p));
@@ -93,6 +97,10 @@ static inline __attribute__((always_inline)) uint32_t ssap_walk(vl_ssap* ss, vl_
                 vl_pm_remove(&ss->pm, d, ep_owner(p));
         }
         v = left ? v - 1 : v + 1;
+#ifdef SSAP_COUNT
+        extern unsigned long long g_ssap_cross[3];
+        g_ssap_cross[axis]++;
+#endif
     }
     return v;
 }
@@ -221,6 +229,9 @@ static const vl_pair* ssap_pairs(const vl_broadphase* bp, uint32_t* count) {
     return ss->all.pairs;
 }
 
+#ifdef SSAP_COUNT
+unsigned long long g_ssap_cross[3];
+#endif
 const vl_broadphase_ops vl_static_sap_ops = {
     ssap_create, ssap_destroy, vl_ssap_add, ssap_update, vl_ssap_remove, ssap_commit, ssap_pairs, NULL,
     vl_ssap_validate,

@@ -2,17 +2,19 @@
  * (life cycle, the virtual walk of an update, commit), static_sap_batch.c (batches of statics and
  * dynamics: merge, compaction, ranks, box pruning) and static_sap_validate.c.
  *
- * Statics live in three sorted endpoint arrays of the same encoding as sap.h (value << 32 |
- * is_max << 31 | owner, sentinels at both ends) that an update of dynamics only reads. Each
- * dynamic box keeps, per axis and per bound, its virtual index: the number of static endpoints
- * (the low sentinel included) ordered before its own endpoint, i.e. where that endpoint would sit
- * if it were inserted. Moving a dynamic walks those indices over the static endpoints it passes,
- * reporting dynamic-static starts and stops to `pm`. Dynamic-dynamic pairs come from a plain
- * VL_BROADPHASE_SAP over the dynamics alone (its own pair manager); a commit commits both pair
- * managers and lists their pairs in one array.
+ * Statics live in sorted endpoint arrays of the same encoding as sap.h (value << 32 | is_max << 31
+ * | owner, sentinels at both ends), one of mins and one of maxes per axis, that an update of
+ * dynamics only reads. A dynamic's min can only start or stop an overlap by passing a static's max,
+ * and its max a static's min: each dynamic endpoint keeps its virtual index in the array of the
+ * other kind, the number of its entries (the low sentinel included) that sort before it, i.e. where
+ * it would sit if inserted. Keys of different kinds never tie, so that index is exact, and a mover
+ * sliding on a floor where thousands of statics share their min passes none of them. Moving a
+ * dynamic walks those indices, reporting dynamic-static starts and stops to `pm`. Dynamic-dynamic
+ * pairs come from a plain VL_BROADPHASE_SAP over the dynamics alone (its own pair manager); a
+ * commit commits both pair managers and lists their pairs in one array.
  *
  * A static s and a dynamic d overlap on an axis exactly when vmin(d) <= idx(max s) and
- * idx(min s) < vmax(d): touching counts because a min sorts before an equal max. */
+ * idx(min s) < vmax(d) (touching counts: a min sorts before an equal max). */
 #ifndef VL_SAP_STATIC_SAP_H
 #define VL_SAP_STATIC_SAP_H
 
@@ -21,11 +23,15 @@
 typedef struct vl_ssap {
     vl_sap* dyn;        /* the dynamics alone (dynamic-dynamic pairs, in dyn->pm) */
     vl_pair_manager pm; /* dynamic-static pairs */
-    vl_endpoint* ep[3]; /* static endpoints per axis, both sentinels included */
-    uint32_t ep_cap[3];
-    uint32_t ep_count;
-    /* idx[h * 6 + axis * 2 + is_max]: for a static, the index of that endpoint in ep[axis]; for a
-     * dynamic, its virtual index */
+    vl_endpoint* ep[6]; /* ep[axis * 2 + is_max]: the statics' mins or maxes, both sentinels included */
+    uint32_t ep_cap[6];
+    uint32_t ep_count; /* per array: n_static + 2 */
+    /* oth[l][i * 4 + 0..3]: the indices of the owner of ep[l][i] on the two other axes (min and max
+     * of the lower axis, then of the higher), so that a walk reads the static arrays in order only */
+    uint32_t* oth[6];
+    uint32_t oth_cap[6];
+    /* idx[h * 6 + axis * 2 + is_max]: for a static, the index of that endpoint in ep[axis * 2 +
+     * is_max]; for a dynamic, its virtual index in ep[axis * 2 + !is_max] */
     uint32_t* idx;
     uint32_t idx_cap;
     uint32_t n_dyn, n_static;
@@ -61,9 +67,10 @@ static inline vl_broadphase vl_ssap_view(const vl_broadphase* bp) {
     return v;
 }
 
-/* Virtual index of key m in static axis `axis`: the first index whose endpoint sorts after m. */
+/* Virtual index of dynamic endpoint m on `axis`: the first index of the other kind's array whose
+ * endpoint sorts after m. */
 static inline uint32_t vl_ssap_rank(const vl_ssap* ss, int axis, vl_endpoint m) {
-    const vl_endpoint* e = ss->ep[axis];
+    const vl_endpoint* e = ss->ep[axis * 2 + !ep_is_max(m)];
     uint32_t lo = 0, n = ss->ep_count; /* e[lo] < m always (the low sentinel) */
     while (n > 1) {
         uint32_t half = n / 2;

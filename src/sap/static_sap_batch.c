@@ -1,5 +1,5 @@
 /* VL_BROADPHASE_STATIC_SAP: batches. New statics are sorted and merged into the static arrays in
- * one pass per axis, removed ones compacted out in one pass; after either, every dynamic finds its
+ * one pass per array, removed ones compacted out in one pass; after either, every dynamic finds its
  * virtual indices again by binary search, and the new pairs come from bipartite box pruning. New
  * dynamics find their indices by binary search and their static pairs by pruning against a cached
  * set of the statics; their dynamic pairs come from the plain SAP of the dynamics. */
@@ -41,15 +41,15 @@ static vl_status ssap_reserve_slots(vl_ssap* ss, const vl_bp_objects* o) {
 }
 
 static vl_status ssap_reserve_keys(vl_ssap* ss, uint32_t count) {
-    vl_status s = vl_array_reserve((void**)&ss->keys, &ss->keys_cap, 0, 2ull * count, sizeof(uint64_t));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ss->tmp, &ss->tmp_cap, 0, 2ull * count, sizeof(uint64_t));
+    vl_status s = vl_array_reserve((void**)&ss->keys, &ss->keys_cap, 0, count, sizeof(uint64_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ss->tmp, &ss->tmp_cap, 0, count, sizeof(uint64_t));
     return s;
 }
 
-/* Merges the sorted new endpoints keys[0, count) into static `axis`, from the back, in one pass;
+/* Merges the sorted new endpoints keys[0, count) into static array l, from the back, in one pass;
  * every endpoint that moves gets its index updated. */
-static void ssap_merge(vl_ssap* ss, int axis, const vl_endpoint* keys, uint32_t count) {
-    vl_endpoint* e = ss->ep[axis];
+static void ssap_merge(vl_ssap* ss, int l, const vl_endpoint* keys, uint32_t count) {
+    vl_endpoint* e = ss->ep[l];
     uint32_t* idx = ss->idx;
     uint32_t i = ss->ep_count - 2; /* last real old endpoint (0 is the low sentinel, below all) */
     uint32_t dst = ss->ep_count + count - 1;
@@ -57,49 +57,65 @@ static void ssap_merge(vl_ssap* ss, int axis, const vl_endpoint* keys, uint32_t 
     for (uint32_t j = count; j > 0; dst--) {
         vl_endpoint x = e[i] > keys[j - 1] ? e[i--] : keys[--j];
         e[dst] = x;
-        idx[(size_t)ep_owner(x) * 6 + axis * 2 + ep_is_max(x)] = dst;
+        idx[(size_t)ep_owner(x) * 6 + l] = dst;
     }
 }
 
-/* Statics handles[count] (boxes in o->boxes) into the static arrays: sort, then one merge per axis.
+/* Copies every static's indices on the other axes beside each of its endpoints. */
+static void ssap_refresh_other(vl_ssap* ss) {
+    for (int l = 0; l < 6; l++) {
+        int a = l >> 1, j = a == 0 ? 2 : 0, k = a == 2 ? 2 : 4;
+        const vl_endpoint* e = ss->ep[l];
+        uint32_t* ot = ss->oth[l];
+        for (uint32_t i = 1; i + 1 < ss->ep_count; i++) {
+            const uint32_t* q = ss->idx + (size_t)ep_owner(e[i]) * 6;
+            ot[i * 4] = q[j], ot[i * 4 + 1] = q[j + 1], ot[i * 4 + 2] = q[k], ot[i * 4 + 3] = q[k + 1];
+        }
+    }
+}
+
+/* Statics handles[count] (boxes in o->boxes) into the static arrays: sort, then one merge per array.
  * The arrays, keys and tmp have room. */
 static void ssap_insert_statics(vl_ssap* ss, const vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
-    for (int a = 0; a < 3; a++) {
+    for (int l = 0; l < 6; l++) {
+        int a = l >> 1;
+        uint32_t is_max = (uint32_t)l & 1;
         for (uint32_t k = 0; k < count; k++) {
             const vl_aabb* b = &o->boxes[handles[k]];
-            ss->keys[2 * k] = ep_make(vl_float_to_sortable(b->min[a]), 0, handles[k]);
-            ss->keys[2 * k + 1] = ep_make(vl_float_to_sortable(b->max[a]), 1, handles[k]);
+            ss->keys[k] = ep_make(vl_float_to_sortable(is_max ? b->max[a] : b->min[a]), is_max, handles[k]);
         }
-        vl_radix_sort_u64(ss->keys, ss->tmp, 2 * count, 31);
-        ssap_merge(ss, a, ss->keys, 2 * count);
+        vl_radix_sort_u64(ss->keys, ss->tmp, count, 32);
+        ssap_merge(ss, l, ss->keys, count);
     }
-    ss->ep_count += 2 * count;
+    ss->ep_count += count;
     ss->n_static += count;
     ss->static_valid = 0;
+    ssap_refresh_other(ss);
 }
 
 /* Drops the statics with VL_OBJ_MARK, `count` of them, handles[count], from the static arrays. */
 static void ssap_compact_statics(vl_ssap* ss, const vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
-    for (int a = 0; a < 3; a++) {
+    for (int l = 0; l < 6; l++) {
         uint32_t first = ss->ep_count - 1;
         for (uint32_t k = 0; k < count; k++) {
-            uint32_t p = ss->idx[(size_t)handles[k] * 6 + a * 2];
+            uint32_t p = ss->idx[(size_t)handles[k] * 6 + l];
             if (p < first) first = p;
         }
-        vl_endpoint* e = ss->ep[a];
+        vl_endpoint* e = ss->ep[l];
         uint32_t dst = first;
         for (uint32_t src = first; src + 1 < ss->ep_count; src++) {
             vl_endpoint x = e[src];
             if (o->flags[ep_owner(x)] & VL_OBJ_MARK) continue;
             e[dst] = x;
-            ss->idx[(size_t)ep_owner(x) * 6 + a * 2 + ep_is_max(x)] = dst;
+            ss->idx[(size_t)ep_owner(x) * 6 + l] = dst;
             dst++;
         }
         e[dst] = VL_SAP_HIGH_SENTINEL;
     }
-    ss->ep_count -= 2 * count;
+    ss->ep_count -= count;
     ss->n_static -= count;
     ss->static_valid = 0;
+    ssap_refresh_other(ss);
 }
 
 /* ss->found = the pairs (ids[k] or k, dynamic handle) of boxes[ids ? ids[k] : k], k < count, against every
@@ -124,15 +140,12 @@ static vl_status ssap_prune_dynamics(vl_ssap* ss, const vl_bp_objects* o, const 
  * the order of that static array (already sorted); kept until the statics change. */
 static vl_status ssap_static_set(vl_ssap* ss, const vl_bp_objects* o) {
     if (ss->static_valid) return VL_OK;
-    uint32_t n = 0;
-    for (uint32_t i = 1; i + 1 < ss->ep_count; i++)
-        if (!ep_is_max(ss->ep[0][i])) ss->list[n++] = ep_owner(ss->ep[0][i]);
+    uint32_t n = ss->n_static;
+    for (uint32_t i = 0; i < n; i++) ss->list[i] = ep_owner(ss->ep[0][i + 1]);
     vl_axis_stats stats = {0};
     vl_axis_stats_add(&stats, o->boxes, ss->list, n);
     int axis = vl_axis_stats_best(&stats);
-    n = 0;
-    for (uint32_t i = 1; i + 1 < ss->ep_count; i++)
-        if (!ep_is_max(ss->ep[axis][i])) ss->list[n++] = ep_owner(ss->ep[axis][i]);
+    for (uint32_t i = 0; i < n; i++) ss->list[i] = ep_owner(ss->ep[axis * 2][i + 1]);
     vl_status s = vl_prune_set_build(&ss->statics, &ss->prune_scratch, o->boxes, ss->list, n, axis, 1);
     if (s != VL_OK) return s;
     ss->static_axis = axis;
@@ -143,10 +156,13 @@ static vl_status ssap_static_set(vl_ssap* ss, const vl_bp_objects* o) {
 static vl_status ssap_add_statics(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
     vl_ssap* ss = bp->impl;
     const vl_bp_objects* o = &bp->objects;
-    uint64_t eps = (uint64_t)ss->ep_count + 2ull * count;
+    uint64_t eps = (uint64_t)ss->ep_count + count;
     vl_status s = ssap_reserve_keys(ss, count);
-    for (int a = 0; a < 3 && s == VL_OK; a++)
-        s = vl_array_reserve((void**)&ss->ep[a], &ss->ep_cap[a], ss->ep_count, eps, sizeof(vl_endpoint));
+    for (int l = 0; l < 6 && s == VL_OK; l++) {
+        s = vl_array_reserve((void**)&ss->ep[l], &ss->ep_cap[l], ss->ep_count, eps, sizeof(vl_endpoint));
+        if (s == VL_OK)
+            s = vl_array_reserve((void**)&ss->oth[l], &ss->oth_cap[l], ss->ep_count * 4, eps * 4, sizeof(uint32_t));
+    }
     if (s == VL_OK) s = ssap_prune_dynamics(ss, o, o->boxes, handles, count);
     if (s == VL_OK) s = vl_pm_reserve(&ss->pm, ss->found.count);
     if (s != VL_OK) return s;

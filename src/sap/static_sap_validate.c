@@ -11,26 +11,31 @@ static inline int ssap_overlap_axis(const uint32_t* qd, const uint32_t* qs, int 
 
 static vl_status ssap_validate_statics(const vl_ssap* ss, const vl_bp_objects* o) {
     uint32_t n = ss->ep_count;
-    if (n != 2 * ss->n_static + 2) return VL_ERR_INVALID_ARGUMENT;
-    for (int a = 0; a < 3; a++) {
-        const vl_endpoint* e = ss->ep[a];
+    if (n != ss->n_static + 2) return VL_ERR_INVALID_ARGUMENT;
+    for (int l = 0; l < 6; l++) {
+        const vl_endpoint* e = ss->ep[l];
+        int a = l >> 1;
+        uint32_t is_max = (uint32_t)l & 1;
         if (e[0] != VL_SAP_LOW_SENTINEL || e[n - 1] != VL_SAP_HIGH_SENTINEL) return VL_ERR_INVALID_ARGUMENT;
         for (uint32_t i = 1; i + 1 < n; i++) {
-            uint32_t owner = ep_owner(e[i]), is_max = ep_is_max(e[i]);
+            uint32_t owner = ep_owner(e[i]);
             if (owner >= o->slot_count || !(o->flags[owner] & VL_OBJ_ALIVE) || !(o->flags[owner] & VL_OBJ_STATIC))
                 return VL_ERR_INVALID_ARGUMENT;
-            if (ss->idx[(size_t)owner * 6 + a * 2 + is_max] != i) return VL_ERR_INVALID_ARGUMENT;
+            if (ep_is_max(e[i]) != is_max || ss->idx[(size_t)owner * 6 + l] != i) return VL_ERR_INVALID_ARGUMENT;
+            const uint32_t *q = ss->idx + (size_t)owner * 6, *ot = ss->oth[l] + (size_t)i * 4;
+            int j = a == 0 ? 2 : 0, k = a == 2 ? 2 : 4;
+            if (ot[0] != q[j] || ot[1] != q[j + 1] || ot[2] != q[k] || ot[3] != q[k + 1]) return VL_ERR_INVALID_ARGUMENT;
             const vl_aabb* b = &o->boxes[owner];
             if (ep_value(e[i]) != vl_float_to_sortable(is_max ? b->max[a] : b->min[a])) return VL_ERR_INVALID_ARGUMENT;
-            if ((e[i - 1] >> 31) > (e[i] >> 31)) return VL_ERR_INVALID_ARGUMENT; /* owner order is free */
+            if (i > 1 && ep_value(e[i - 1]) > ep_value(e[i])) return VL_ERR_INVALID_ARGUMENT; /* owner order is free */
         }
     }
     if (ss->static_valid && ss->statics.n != ss->n_static) return VL_ERR_INVALID_ARGUMENT;
     return VL_OK;
 }
 
-/* Each dynamic endpoint's virtual index sits between the static endpoints that sort before and
- * after it (by value, then min before max; equal ones may be on either side). */
+/* Each dynamic endpoint's virtual index sits between the endpoints of the other kind that sort
+ * before and after it (they never tie with it). */
 static vl_status ssap_validate_ranks(const vl_ssap* ss, const vl_bp_objects* o) {
     const vl_sap* sap = ss->dyn;
     for (uint32_t i = 1; i + 1 < sap->ep_count; i++) {
@@ -40,16 +45,17 @@ static vl_status ssap_validate_ranks(const vl_ssap* ss, const vl_bp_objects* o) 
         for (int a = 0; a < 3; a++)
             for (uint32_t m = 0; m < 2; m++) {
                 uint32_t v = ss->idx[(size_t)d * 6 + a * 2 + m];
-                uint64_t key = ep_make(vl_float_to_sortable(m ? b->max[a] : b->min[a]), m, d) >> 31;
-                if (v < 1 || v >= ss->ep_count || (ss->ep[a][v - 1] >> 31) > key || (ss->ep[a][v] >> 31) < key)
-                    return VL_ERR_INVALID_ARGUMENT;
+                vl_endpoint key = ep_make(vl_float_to_sortable(m ? b->max[a] : b->min[a]), m, d);
+                const vl_endpoint* e = ss->ep[a * 2 + !m];
+                if (v < 1 || v >= ss->ep_count || e[v - 1] >= key || e[v] <= key) return VL_ERR_INVALID_ARGUMENT;
             }
     }
     return VL_OK;
 }
 
 /* Every live dynamic-static pair overlaps, and there are as many as overlapping pairs, counted by a
- * scan of the statics that start before each dynamic ends on axis 0 (index and float tests agree). */
+ * scan of the statics whose min on axis 0 sorts before each dynamic's max (index and float tests
+ * agree on each). */
 static vl_status ssap_validate_pairs(const vl_ssap* ss, const vl_bp_objects* o) {
     const vl_pair_manager* pm = &ss->pm;
     vl_status s = vl_pm_validate(pm);
@@ -75,7 +81,6 @@ static vl_status ssap_validate_pairs(const vl_ssap* ss, const vl_bp_objects* o) 
         uint32_t d = ep_owner(sap->ep[0][i]);
         const uint32_t* qd = ss->idx + (size_t)d * 6;
         for (uint32_t j = 1; j < qd[1]; j++) {
-            if (ep_is_max(ss->ep[0][j])) continue;
             uint32_t st = ep_owner(ss->ep[0][j]);
             const uint32_t* qs = ss->idx + (size_t)st * 6;
             int by_index = ssap_overlap_axis(qd, qs, 0) && ssap_overlap_axis(qd, qs, 1) && ssap_overlap_axis(qd, qs, 2);
