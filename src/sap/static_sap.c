@@ -97,10 +97,6 @@ static inline __attribute__((always_inline)) uint32_t ssap_walk(vl_ssap* ss, vl_
                 vl_pm_remove(&ss->pm, d, ep_owner(p));
         }
         v = left ? v - 1 : v + 1;
-#ifdef SSAP_COUNT
-        extern unsigned long long g_ssap_cross[3];
-        g_ssap_cross[axis]++;
-#endif
     }
     return v;
 }
@@ -229,9 +225,6 @@ static const vl_pair* ssap_pairs(const vl_broadphase* bp, uint32_t* count) {
     return ss->all.pairs;
 }
 
-#ifdef SSAP_COUNT
-unsigned long long g_ssap_cross[3];
-#endif
 const vl_broadphase_ops vl_static_sap_ops = {
     ssap_create, ssap_destroy, vl_ssap_add, ssap_update, vl_ssap_remove, ssap_commit, ssap_pairs, NULL,
     vl_ssap_validate,
