@@ -32,6 +32,7 @@ struct Scene {
     std::vector<uint32_t> moving;           // indices of the moving boxes
     std::vector<std::vector<vl_aabb>> path; // path[frame][k]: box of moving[k]
     float world = 0;
+    bool statics = false; // the boxes that never move are added as static (VL_STATIC, Bullet's StaticFilter)
 };
 
 uint64_t g_rng_state;
@@ -83,6 +84,55 @@ const Scene& scene(int which) {
 
 const char* const kSceneNames[4] = {"8192_10pct", "8192_100pct", "flat16384_10pct", "100k_10pct"};
 
+// A static-heavy world (y up): 65,536 statics over 4 km x 4 km standing on y = 0, a tenth of them
+// buildings (10-40 m wide, up to 60 m tall), three tenths rocks (1-6 m), the rest props (0.2-2 m);
+// 1,024 movers of 0.5-3 m wandering on closed curves over the whole area, up to about 3 m a frame
+// on the ground and, when `bob`, a quarter metre up and down (else at a constant height).
+Scene make_static_world(bool bob) {
+    Scene s;
+    g_rng_state = 2026;
+    const uint32_t statics = 65536, movers = 1024;
+    s.world = 2000;
+    s.statics = true;
+    s.boxes.resize(statics + movers);
+    for (uint32_t i = 0; i < statics; i++) {
+        float x = rnd(-2000, 2000), z = rnd(-2000, 2000), kind = rnd(0, 1), hx, hz, h;
+        if (kind < 0.1f)
+            hx = rnd(5, 20), hz = rnd(5, 20), h = rnd(4, 60);
+        else if (kind < 0.4f)
+            hx = rnd(0.5f, 3), hz = rnd(0.5f, 3), h = rnd(0.5f, 4);
+        else
+            hx = rnd(0.1f, 1), hz = rnd(0.1f, 1), h = rnd(0.2f, 2);
+        s.boxes[i] = vl_aabb{{x - hx, 0, z - hz}, {x + hx, h, z + hz}};
+    }
+    for (uint32_t i = statics; i < statics + movers; i++) {
+        float x = rnd(-1980, 1980), z = rnd(-1980, 1980), y = rnd(0.3f, 3), e = rnd(0.25f, 1.5f);
+        s.boxes[i] = vl_aabb{{x - e, y - e, z - e}, {x + e, y + e, z + e}};
+        s.moving.push_back(i);
+    }
+    s.path.assign(kFrames, std::vector<vl_aabb>(movers));
+    std::vector<float> phase(movers * 3);
+    for (float& p : phase) p = rnd(0, 6.2831853f);
+    for (int f = 0; f < kFrames; f++)
+        for (uint32_t k = 0; k < movers; k++) {
+            vl_aabb b = s.boxes[s.moving[k]];
+            for (int a = 0; a < 3; a++) {
+                float turn = 6.2831853f * (float)f / kFrames * (float)(1 + (k + a) % 2);
+                float d = (a == 1 ? (bob ? 0.25f : 0.0f) : 15.0f) * std::sin(turn + phase[k * 3 + a]);
+                b.min[a] += d;
+                b.max[a] += d;
+            }
+            s.path[f][k] = b;
+        }
+    return s;
+}
+
+const Scene& static_world(int which = 0) {
+    static const Scene s[2] = {make_static_world(true), make_static_world(false)};
+    return s[which];
+}
+const char* const kStaticWorldNames[2] = {"static65536_movers1024", "static65536_movers1024_level"};
+
 // ---- engines: init with the frame-0 boxes, then frame(f) moves the moving boxes --------------
 
 struct VolleyEngine {
@@ -101,8 +151,19 @@ struct VolleyEngine {
     }
     void init(const Scene& s) {
         handles.resize(s.boxes.size());
-        vl_broadphase_add(bp, handles.data(), s.boxes.data(), (uint32_t)s.boxes.size(), 0);
-        for (uint32_t i : s.moving) moving.push_back(handles[i]);
+        if (s.statics) { // the statics in one batch, then the movers in another
+            std::vector<uint8_t> moves(s.boxes.size(), 0);
+            for (uint32_t i : s.moving) moves[i] = 1;
+            std::vector<vl_aabb> fixed, movers;
+            for (size_t i = 0; i < s.boxes.size(); i++) (moves[i] ? movers : fixed).push_back(s.boxes[i]);
+            std::vector<uint32_t> hf(fixed.size());
+            vl_broadphase_add(bp, hf.data(), fixed.data(), (uint32_t)fixed.size(), VL_STATIC);
+            moving.resize(movers.size());
+            vl_broadphase_add(bp, moving.data(), movers.data(), (uint32_t)movers.size(), 0);
+        } else {
+            vl_broadphase_add(bp, handles.data(), s.boxes.data(), (uint32_t)s.boxes.size(), 0);
+            for (uint32_t i : s.moving) moving.push_back(handles[i]);
+        }
         vl_broadphase_commit(bp, nullptr, nullptr);
     }
     void frame(const Scene& s, int f) {
@@ -123,6 +184,9 @@ struct VolleySap : VolleyEngine {
 struct VolleyBoxPruning : VolleyEngine {
     VolleyBoxPruning() : VolleyEngine(VL_BROADPHASE_BOX_PRUNING) {}
 };
+struct VolleyStaticSap : VolleyEngine {
+    VolleyStaticSap() : VolleyEngine(VL_BROADPHASE_STATIC_SAP) {}
+};
 
 #ifdef VOLLEY_BENCH_BULLET
 btVector3 v3(const float* p) { return btVector3(p[0], p[1], p[2]); }
@@ -134,9 +198,16 @@ struct BulletEngine {
     std::vector<btBroadphaseProxy*> proxies;
     void init(const Scene& s) {
         proxies.resize(s.boxes.size());
-        for (size_t i = 0; i < s.boxes.size(); i++)
-            proxies[i] = bp->createProxy(v3(s.boxes[i].min), v3(s.boxes[i].max), BOX_SHAPE_PROXYTYPE, nullptr, 1, -1,
-                                         &dispatcher);
+        std::vector<uint8_t> moves(s.boxes.size(), 0);
+        for (uint32_t i : s.moving) moves[i] = 1;
+        for (size_t i = 0; i < s.boxes.size(); i++) {
+            // statics as Bullet's own static objects: group StaticFilter, never tested against each other
+            bool fixed = s.statics && !moves[i];
+            int group = fixed ? btBroadphaseProxy::StaticFilter : btBroadphaseProxy::DefaultFilter;
+            int mask = fixed ? btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter : btBroadphaseProxy::AllFilter;
+            proxies[i] = bp->createProxy(v3(s.boxes[i].min), v3(s.boxes[i].max), BOX_SHAPE_PROXYTYPE, nullptr, group,
+                                         mask, &dispatcher);
+        }
         bp->calculateOverlappingPairs(&dispatcher);
     }
     void frame(const Scene& s, int f) {
@@ -215,6 +286,51 @@ void BM_SapInsert(benchmark::State& state) {
     }
     state.counters["pairs"] = pairs;
     state.counters["boxes_per_s"] = benchmark::Counter((double)n, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The static-heavy world, one frame per iteration. The engine is built once and kept across the
+// calls Google Benchmark makes (inserting 65,536 boxes one by one into Bullet's SAP takes minutes).
+template <class Engine>
+void BM_StaticWorldFrame(benchmark::State& state) {
+    int which = (int)state.range(0);
+    const Scene& s = static_world(which);
+    static Engine* engines[2] = {nullptr, nullptr};
+    static int frames[2] = {0, 0};
+    Engine*& engine = engines[which];
+    int& f = frames[which];
+    if (!engine) {
+        engine = new Engine();
+        engine->init(s);
+        for (int k = 0; k < kFrames; k++) engine->frame(s, k); // warm up: buffers grown
+    }
+    for (auto _ : state) {
+        engine->frame(s, f);
+        f = (f + 1) % kFrames;
+    }
+    state.counters["pairs"] = engine->pairs();
+    state.counters["moving"] = (double)s.moving.size();
+    state.SetLabel(kStaticWorldNames[which]);
+}
+
+// Inserting the static world's 65,536 statics into an empty broadphase, first pairs out.
+template <class Engine>
+void BM_StaticWorldInsert(benchmark::State& state) {
+    const Scene& world = static_world();
+    Scene s;
+    s.statics = true;
+    s.world = world.world;
+    s.boxes.assign(world.boxes.begin(), world.boxes.begin() + 65536);
+    uint32_t pairs = 0;
+    for (auto _ : state) {
+        Engine* engine = new Engine();
+        engine->init(s);
+        pairs = engine->pairs();
+        state.PauseTiming();
+        delete engine;
+        state.ResumeTiming();
+    }
+    state.counters["pairs"] = pairs;
+    state.counters["boxes_per_s"] = benchmark::Counter(65536.0, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // ---- box pruning on Terdiman's sets --------------------------------------------------------
@@ -389,6 +505,19 @@ BENCHMARK_TEMPLATE(BM_SapInsert, BulletDbvt)->Arg(16384)->Arg(65536)->Arg(100000
 // One-by-one insertion is quadratic in Bullet's SAP: measured on smaller counts, scaled in docs/SAP.md.
 BENCHMARK_TEMPLATE(BM_SapInsert, BulletSap32)->Arg(4096)->Arg(8192)->Arg(16384)->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+#endif
+BENCHMARK_TEMPLATE(BM_SapFrame, VolleyStaticSap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+// Arg 0: the movers bob up and down; arg 1: they keep their height.
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyStaticSap)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleySap)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyBoxPruning)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyStaticSap)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleySap)->Unit(benchmark::kMillisecond);
+#ifdef VOLLEY_BENCH_BULLET
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, BulletDbvt)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+// Building this world takes Bullet's SAP minutes (one-by-one insertion): the bobbing movers only.
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, BulletSap32)->Arg(0)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, BulletDbvt)->Unit(benchmark::kMillisecond);
 #endif
 BENCHMARK(BM_BoxPrune)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BoxPruneBipartite)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);

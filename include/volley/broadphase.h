@@ -94,7 +94,13 @@ typedef enum vl_broadphase_kind {
     VL_BROADPHASE_SAP = 0,
     /* Box pruning of every box at each commit, diffed against the previous commit's pairs: no
      * per-object state, best when everything moves a lot. */
-    VL_BROADPHASE_BOX_PRUNING = 1
+    VL_BROADPHASE_BOX_PRUNING = 1,
+    /* For a large static world and comparatively few movers (seed 001's static/bipartite SAP): the
+     * statics' sorted endpoint arrays are never written by an update; a mover walks its virtual
+     * place in them, and the movers among themselves form a plain SAP. Statics come and go best in
+     * batches (one merge or compaction, then every mover finds its place again by binary search);
+     * an update of statics costs a pass over the static arrays per batch. */
+    VL_BROADPHASE_STATIC_SAP = 2
 } vl_broadphase_kind;
 
 /* Desc flags. */
@@ -155,6 +161,17 @@ VL_API vl_status vl_broadphase_add(vl_broadphase* bp, uint32_t* out_handles, con
  * VL_ERR_OUT_OF_MEMORY. */
 VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes,
                                       uint32_t count);
+
+/* Makes the objects static (is_static != 0) or dynamic: pairs between two statics are dropped
+ * (reported deleted at the next commit), pairs with statics that a new dynamic overlaps are found
+ * (reported created), and a pair that holds before and after is neither. Objects already in that
+ * state are left alone. Works for every kind as the kind's removal and addition under the same
+ * handles. Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, handles
+ * NULL with count > 0), VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE, VL_ERR_OUT_OF_MEMORY: the
+ * objects are put back as they were, which needs memory again for kinds other than
+ * VL_BROADPHASE_BOX_PRUNING; should that fail too, they are removed (handles dead, pairs reported
+ * deleted at the next commit; vl_broadphase_get_box says which). */
+VL_API vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
 
 /* Removes the objects; their pairs are reported deleted at the next commit. Never allocates.
  * Errors as update (VL_ERR_INVALID_ARGUMENT, VL_ERR_TOO_LARGE, VL_ERR_INVALID_HANDLE,

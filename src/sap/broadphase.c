@@ -40,6 +40,7 @@ static const vl_broadphase_ops* ops_of_kind(vl_broadphase_kind kind) {
     switch (kind) {
     case VL_BROADPHASE_SAP: return &vl_sap_ops;
     case VL_BROADPHASE_BOX_PRUNING: return &vl_prune_bp_ops;
+    case VL_BROADPHASE_STATIC_SAP: return &vl_static_sap_ops;
     }
     return NULL;
 }
@@ -209,6 +210,40 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
     o->alive -= count;
     VL_BP_DEBUG_VALIDATE(bp);
     return VL_OK;
+}
+
+/* Every kind: the objects that change leave the kind and come back under the same handles with
+ * the other flag; a kind keeps the pairs it finds again (a pair flagged removed and added back is
+ * neither deleted nor created). When the way back in fails, they come back with their old flag. */
+vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
+    if (!bp || (count && !handles)) return VL_ERR_INVALID_ARGUMENT;
+    if (!count) return VL_OK;
+    vl_bp_objects* o = &bp->objects;
+    vl_status s = mark_handles(o, handles, count);
+    if (s != VL_OK) return s;
+    unmark(o, o->slots, count);
+    const uint8_t want = is_static ? VL_OBJ_STATIC : 0;
+    uint32_t* flip = o->slots; /* the slots that change state, compacted in place */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < count; i++)
+        if ((o->flags[o->slots[i]] & VL_OBJ_STATIC) != want) flip[n++] = o->slots[i];
+    if (!n) return VL_OK;
+    bp->handle_pairs_fresh = 0;
+    for (uint32_t k = 0; k < n; k++) o->flags[flip[k]] |= VL_OBJ_MARK;
+    bp->ops->remove(bp, flip, n);
+    for (uint32_t k = 0; k < n; k++) o->flags[flip[k]] = (uint8_t)(VL_OBJ_ALIVE | want);
+    s = bp->ops->add(bp, flip, n);
+    if (s != VL_OK) {
+        for (uint32_t k = 0; k < n; k++) o->flags[flip[k]] = (uint8_t)(VL_OBJ_ALIVE | (want ^ VL_OBJ_STATIC));
+        if (bp->ops->add(bp, flip, n) != VL_OK) /* out of memory again: they stay removed */
+            for (uint32_t k = 0; k < n; k++) {
+                o->flags[flip[k]] = 0;
+                o->pending[o->pending_count++] = flip[k];
+                o->alive--;
+            }
+    }
+    VL_BP_DEBUG_VALIDATE(bp);
+    return s;
 }
 
 vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {

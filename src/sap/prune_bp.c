@@ -59,14 +59,20 @@ static vl_status pbp_add(vl_broadphase* bp, const uint32_t* handles, uint32_t co
     vl_prune_bp* p = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     uint64_t slots = o->slot_count;
+    uint32_t old_cap = p->cls_cap;
     vl_status s = vl_array_reserve((void**)&p->cls, &p->cls_cap, p->cls_cap, slots, 1);
+    if (s == VL_OK && p->cls_cap > old_cap) memset(p->cls + old_cap, 0, p->cls_cap - old_cap);
     if (s == VL_OK) /* one more for pbp_mark's write past the end */
         s = vl_array_reserve((void**)&p->movers, &p->movers_cap, p->mover_count, slots + 1, sizeof(uint32_t));
     if (s == VL_OK) /* the same for the stale list */
         s = vl_array_reserve((void**)&p->stale, &p->stale_cap, p->stale_count, slots + 1, sizeof(uint32_t));
     if (s != VL_OK) return s;
-    for (uint32_t i = 0; i < count; i++)
-        p->cls[handles[i]] = (o->flags[handles[i]] & VL_OBJ_STATIC) ? VL_PRUNE_STATIC : 0;
+    /* a slot removed and added again in one period (vl_broadphase_set_static) keeps its mover bits;
+     * any other slot's are clear (zeroed when grown, cleared by the commit after its removal) */
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t* c = &p->cls[handles[i]];
+        *c = (uint8_t)((*c & (VL_PRUNE_MOVED | VL_PBP_STALE)) | ((o->flags[handles[i]] & VL_OBJ_STATIC) ? VL_PRUNE_STATIC : 0));
+    }
     pbp_mark(p, handles, count);
     return VL_OK;
 }

@@ -1,0 +1,231 @@
+/* VL_BROADPHASE_STATIC_SAP: life cycle, the virtual walk of an update (seed 001), commit. */
+#include "sap/static_sap.h"
+
+#include <string.h>
+
+#include "simd/kernels.h"
+
+static void ssap_free(vl_ssap* ss) {
+    for (int l = 0; l < 6; l++) {
+        vl_array_free((void**)&ss->ep[l], &ss->ep_cap[l], sizeof(vl_endpoint));
+        vl_array_free((void**)&ss->oth[l], &ss->oth_cap[l], sizeof(uint32_t));
+    }
+    vl_array_free((void**)&ss->idx, &ss->idx_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ss->keys, &ss->keys_cap, sizeof(uint64_t));
+    vl_array_free((void**)&ss->tmp, &ss->tmp_cap, sizeof(uint64_t));
+    vl_array_free((void**)&ss->ids, &ss->ids_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ss->list, &ss->list_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ss->split, &ss->split_cap, sizeof(vl_aabb));
+    vl_array_free((void**)&ss->saved, &ss->saved_cap, sizeof(vl_aabb));
+    vl_prune_set_free(&ss->statics);
+    vl_prune_set_free(&ss->set_a);
+    vl_prune_set_free(&ss->set_b);
+    vl_prune_scratch_free(&ss->prune_scratch);
+    vl_pair_buffer_free(&ss->found);
+    vl_pair_buffer_free(&ss->old_pairs);
+    vl_pair_buffer_free(&ss->all);
+    vl_pm_free(&ss->pm);
+    vl_mem_free(ss, sizeof *ss);
+}
+
+static vl_status ssap_create(vl_broadphase* bp) {
+    vl_ssap* ss = vl_mem_calloc(sizeof *ss);
+    if (!ss) return VL_ERR_OUT_OF_MEMORY;
+    vl_pm_init(&ss->pm, 0);
+    vl_status s = VL_OK;
+    for (int l = 0; l < 6 && s == VL_OK; l++)
+        s = vl_array_reserve((void**)&ss->ep[l], &ss->ep_cap[l], 0, 2, sizeof(vl_endpoint));
+    if (s == VL_OK) {
+        vl_broadphase inner = *bp;
+        inner.desc.kind = VL_BROADPHASE_SAP;
+        inner.desc.flags = 0;
+        s = vl_sap_ops.create(&inner);
+        ss->dyn = inner.impl;
+    }
+    if (s != VL_OK) {
+        ssap_free(ss);
+        return s;
+    }
+    for (int l = 0; l < 6; l++) {
+        ss->ep[l][0] = VL_SAP_LOW_SENTINEL;
+        ss->ep[l][1] = VL_SAP_HIGH_SENTINEL;
+    }
+    ss->ep_count = 2;
+    bp->impl = ss;
+    return VL_OK;
+}
+
+static void ssap_destroy(vl_broadphase* bp) {
+    vl_ssap* ss = bp->impl;
+    vl_broadphase inner = vl_ssap_view(bp);
+    vl_sap_ops.destroy(&inner);
+    ssap_free(ss);
+}
+
+/* ---- update: dynamic endpoints move virtually over the static arrays ------------------------ */
+
+/* A start is attempted even after a failure: re-adding a pair flagged removed needs no memory. */
+static inline void ssap_start(vl_ssap* ss, uint32_t d, uint32_t s) {
+    if (vl_pm_add(&ss->pm, d, s) != VL_OK) ss->oom = 1;
+}
+
+/* Walks the virtual index v of dynamic endpoint m over the static endpoints of the other kind on
+ * `axis`, in one direction (constants once inlined), and returns where m belongs; nothing but the
+ * pair manager is written. Each endpoint passed changes the overlap on this axis: going left, a min
+ * passing a max starts it and a max passing a min stops it (the reverse going right). It is a pair
+ * change when the static overlaps the dynamic on the two other axes, tested without a branch by the
+ * dynamic's virtual indices against the static's indices stored beside the endpoint: the walk
+ * streams through two arrays and touches no other memory until a pair changes. */
+static inline __attribute__((always_inline)) uint32_t ssap_walk(vl_ssap* ss, vl_endpoint m, uint32_t v, int axis,
+                                                                int left) {
+    const int j = axis == 0 ? 2 : 0, k = axis == 2 ? 2 : 4;
+    const uint32_t d = ep_owner(m), m_max = ep_is_max(m);
+    const int l = axis * 2 + !m_max;
+    const vl_endpoint* e = ss->ep[l];
+    const uint32_t* ot = ss->oth[l];
+    const uint32_t* q = ss->idx + (size_t)d * 6;
+    const uint32_t jlo = q[j], jhi = q[j + 1], klo = q[k], khi = q[k + 1];
+    const uint32_t starts = left ? !m_max : m_max;
+    vl_endpoint p;
+    while (left ? (p = e[v - 1]) > m : (p = e[v]) < m) {
+        const uint32_t* ps = ot + (size_t)(left ? v - 1 : v) * 4;
+        uint32_t hit = (jlo <= ps[1]) & (ps[0] < jhi) & (klo <= ps[3]) & (ps[2] < khi);
+        if (__builtin_expect(hit, 0)) {
+            if (starts)
+                ssap_start(ss, d, ep_owner(p));
+            else
+                vl_pm_remove(&ss->pm, d, ep_owner(p));
+        }
+        v = left ? v - 1 : v + 1;
+    }
+    return v;
+}
+
+/* Moves dynamic h's virtual indices on `axis` from `from` to `box`: a growing max first, then the
+ * min, then a shrinking max, so that the box stays a box during the walk (a start then needs no test
+ * of the bound that is not moving). An unmoved bound costs a compare. */
+static inline __attribute__((always_inline)) void ssap_move_axis(vl_ssap* ss, uint32_t h, const vl_aabb* from,
+                                                                 const vl_aabb* box, int axis) {
+    uint32_t old_min = vl_float_to_sortable(from->min[axis]), old_max = vl_float_to_sortable(from->max[axis]);
+    uint32_t new_min = vl_float_to_sortable(box->min[axis]), new_max = vl_float_to_sortable(box->max[axis]);
+    uint32_t* p = ss->idx + (size_t)h * 6 + axis * 2;
+    vl_endpoint mn = ep_make(new_min, 0, h), mx = ep_make(new_max, 1, h);
+    if (new_max > old_max) p[1] = ssap_walk(ss, mx, p[1], axis, 0);
+    if (new_min < old_min)
+        p[0] = ssap_walk(ss, mn, p[0], axis, 1);
+    else if (new_min > old_min)
+        p[0] = ssap_walk(ss, mn, p[0], axis, 0);
+    if (new_max < old_max) p[1] = ssap_walk(ss, mx, p[1], axis, 1);
+}
+
+static void ssap_move_box(vl_ssap* ss, uint32_t h, const vl_aabb* from, const vl_aabb* box) {
+    ssap_move_axis(ss, h, from, box, 0);
+    ssap_move_axis(ss, h, from, box, 1);
+    ssap_move_axis(ss, h, from, box, 2);
+}
+
+/* Dynamics handles[k] to boxes[k]: the virtual walks against the statics, then the plain SAP of the
+ * dynamics (which writes the boxes). A failure of either moves every walked box back: going back
+ * only re-adds pairs that the way forward flagged removed (still stored), so it never allocates. */
+static vl_status ssap_move_dynamics(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count) {
+    vl_ssap* ss = bp->impl;
+    const vl_aabb* now = bp->objects.boxes;
+    vl_status s = VL_ERR_OUT_OF_MEMORY;
+    uint32_t done = 0;
+    ss->oom = 0;
+    if (ss->n_static)
+        for (; done < count && !ss->oom; done++) ssap_move_box(ss, handles[done], &now[handles[done]], &boxes[done]);
+    if (!ss->oom) {
+        vl_broadphase inner = vl_ssap_view(bp);
+        s = vl_sap_ops.update(&inner, handles, boxes, count);
+        if (s == VL_OK) return VL_OK;
+    }
+    ss->oom = 0;
+    while (done--) ssap_move_box(ss, handles[done], &boxes[done], &now[handles[done]]);
+    return s;
+}
+
+/* Splits the batch into dynamics (ids and split from the front) and statics (from the back); the
+ * statics move first with the dynamics still, then the dynamics walk over them. */
+static vl_status ssap_update(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count) {
+    vl_ssap* ss = bp->impl;
+    const vl_bp_objects* o = &bp->objects;
+    vl_status s = vl_array_reserve((void**)&ss->ids, &ss->ids_cap, 0, o->slot_count, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ss->split, &ss->split_cap, 0, count, sizeof(vl_aabb));
+    if (s != VL_OK) return s;
+    uint32_t nd = 0, ns = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t at = (o->flags[handles[i]] & VL_OBJ_STATIC) ? count - 1 - ns++ : nd++;
+        ss->ids[at] = handles[i];
+        ss->split[at] = boxes[i];
+    }
+    const uint32_t *sh = ss->ids + nd, *dh = ss->ids;
+    const vl_aabb *sb = ss->split + nd, *db = ss->split;
+    if (ns) {
+        s = vl_ssap_statics_prepare(bp, sb, ns);
+        if (s != VL_OK) return s;
+        vl_ssap_statics_apply(bp, sh, sb, ns);
+    }
+    if (nd) {
+        s = ssap_move_dynamics(bp, dh, db, nd);
+        if (s != VL_OK && ns) vl_ssap_statics_undo(bp, sh, ns);
+    }
+    return s;
+}
+
+/* ---- commit, pairs ------------------------------------------------------------------------- */
+
+/* A pair whose end changed between dynamic and static in this period (vl_broadphase_set_static)
+ * left one pair manager and entered the other: it is neither created nor deleted. Every such pair
+ * was touched in ps; its flags in both are made silent (pd's or ps's removal becomes NEW | REMOVED,
+ * the other's addition loses NEW). */
+static void ssap_cancel_moves(vl_pair_manager* ps, vl_pair_manager* pd) {
+    const uint8_t both = VL_PM_NEW | VL_PM_REMOVED;
+    for (uint32_t t = 0; t < ps->touched_count; t++) {
+        vl_pair p = ps->touched[t];
+        uint32_t i = vl_pm_find(ps, p.a, p.b);
+        uint8_t f = ps->flags[i] & both;
+        if (f != VL_PM_NEW && f != VL_PM_REMOVED) continue;
+        uint32_t j = vl_pm_find(pd, p.a, p.b);
+        if (j == VL_PM_NONE || (pd->flags[j] & both) != (f ^ both)) continue;
+        ps->flags[i] ^= VL_PM_NEW;
+        pd->flags[j] ^= VL_PM_NEW;
+    }
+}
+
+/* Both pair managers commit into the same lists, after every buffer has room, so that neither
+ * commits alone; the pairs of both are then listed in `all`. */
+static vl_status ssap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    vl_ssap* ss = bp->impl;
+    vl_pair_manager *pd = &ss->dyn->pm, *ps = &ss->pm;
+    if (!pd->touched_count && !ps->touched_count) return VL_OK;
+    uint64_t touched = (uint64_t)pd->touched_count + ps->touched_count;
+    vl_status s = created ? vl_array_reserve((void**)&created->pairs, &created->capacity, created->count,
+                                             created->count + touched, sizeof(vl_pair))
+                          : VL_OK;
+    if (s == VL_OK && deleted)
+        s = vl_array_reserve((void**)&deleted->pairs, &deleted->capacity, deleted->count, deleted->count + touched,
+                             sizeof(vl_pair));
+    if (s == VL_OK) s = vl_pair_buffer_reserve(&ss->all, pd->count + ps->count);
+    if (s != VL_OK) return s;
+    if (ss->removed) ssap_cancel_moves(ps, pd);
+    s = vl_pm_commit(pd, created, deleted);
+    if (s == VL_OK) s = vl_pm_commit(ps, created, deleted);
+    if (s != VL_OK) return s; /* not reached: the lists had room */
+    if (pd->count) memcpy(ss->all.pairs, pd->pairs, pd->count * sizeof(vl_pair));
+    if (ps->count) memcpy(ss->all.pairs + pd->count, ps->pairs, ps->count * sizeof(vl_pair));
+    ss->all.count = pd->count + ps->count;
+    ss->removed = 0;
+    return VL_OK;
+}
+
+static const vl_pair* ssap_pairs(const vl_broadphase* bp, uint32_t* count) {
+    const vl_ssap* ss = bp->impl;
+    *count = ss->all.count;
+    return ss->all.pairs;
+}
+
+const vl_broadphase_ops vl_static_sap_ops = {
+    ssap_create, ssap_destroy, vl_ssap_add, ssap_update, vl_ssap_remove, ssap_commit, ssap_pairs, NULL,
+    vl_ssap_validate,
+};

@@ -1,0 +1,99 @@
+/* VL_BROADPHASE_STATIC_SAP (seed 001, "Static/Bipartite SAP"): the layout shared by static_sap.c
+ * (life cycle, the virtual walk of an update, commit), static_sap_batch.c (batches of statics and
+ * dynamics: merge, compaction, ranks, box pruning) and static_sap_validate.c.
+ *
+ * Statics live in sorted endpoint arrays of the same encoding as sap.h (value << 32 | is_max << 31
+ * | owner, sentinels at both ends), one of mins and one of maxes per axis, that an update of
+ * dynamics only reads. A dynamic's min can only start or stop an overlap by passing a static's max,
+ * and its max a static's min: each dynamic endpoint keeps its virtual index in the array of the
+ * other kind, the number of its entries (the low sentinel included) that sort before it, i.e. where
+ * it would sit if inserted. Keys of different kinds never tie, so that index is exact, and a mover
+ * sliding on a floor where thousands of statics share their min passes none of them. Moving a
+ * dynamic walks those indices, reporting dynamic-static starts and stops to `pm`. Dynamic-dynamic
+ * pairs come from a plain VL_BROADPHASE_SAP over the dynamics alone (its own pair manager); a
+ * commit commits both pair managers and lists their pairs in one array.
+ *
+ * A static s and a dynamic d overlap on an axis exactly when vmin(d) <= idx(max s) and
+ * idx(min s) < vmax(d) (touching counts: a min sorts before an equal max). */
+#ifndef VL_SAP_STATIC_SAP_H
+#define VL_SAP_STATIC_SAP_H
+
+#include "sap/sap.h"
+
+typedef struct vl_ssap {
+    vl_sap* dyn;        /* the dynamics alone (dynamic-dynamic pairs, in dyn->pm) */
+    vl_pair_manager pm; /* dynamic-static pairs */
+    vl_endpoint* ep[6]; /* ep[axis * 2 + is_max]: the statics' mins or maxes, both sentinels included */
+    uint32_t ep_cap[6];
+    uint32_t ep_count; /* per array: n_static + 2 */
+    /* oth[l][i * 4 + 0..3]: the indices of the owner of ep[l][i] on the two other axes (min and max
+     * of the lower axis, then of the higher), so that a walk reads the static arrays in order only */
+    uint32_t* oth[6];
+    uint32_t oth_cap[6];
+    /* idx[h * 6 + axis * 2 + is_max]: for a static, the index of that endpoint in ep[axis * 2 +
+     * is_max]; for a dynamic, its virtual index in ep[axis * 2 + !is_max] */
+    uint32_t* idx;
+    uint32_t idx_cap;
+    uint32_t n_dyn, n_static;
+    int oom;             /* a pair could not be added during the current walk */
+    int removed;         /* objects were removed since the last commit (pairs may have changed manager) */
+    vl_pair_buffer all;  /* the pairs of both managers as of the last commit */
+    /* the statics as a box-pruning set on axis static_axis, sorted by min, while static_valid */
+    vl_prune_set statics;
+    int static_valid, static_axis;
+    /* scratch, kept between calls */
+    uint64_t *keys, *tmp;
+    uint32_t keys_cap, tmp_cap;
+    uint32_t* ids;  /* a batch split into dynamics (from the front) and statics (from the back) */
+    uint32_t* list; /* the dynamics in the order of one axis */
+    uint32_t ids_cap, list_cap;
+    vl_aabb *split, *saved;
+    uint32_t split_cap, saved_cap;
+    vl_prune_set set_a, set_b;
+    vl_prune_scratch prune_scratch;
+    vl_pair_buffer found, old_pairs;
+} vl_ssap;
+
+/* The plain SAP of the dynamics, seen as a broadphase of its own: the same objects, its own
+ * state and count. Its operations never change the objects' flags or arrays, only box values. */
+static inline vl_broadphase vl_ssap_view(const vl_broadphase* bp) {
+    const vl_ssap* ss = bp->impl;
+    vl_broadphase v = *bp;
+    v.ops = &vl_sap_ops;
+    v.desc.kind = VL_BROADPHASE_SAP;
+    v.desc.flags = 0;
+    v.impl = ss->dyn;
+    v.objects.alive = ss->n_dyn;
+    return v;
+}
+
+/* Virtual index of dynamic endpoint m on `axis`: the first index of the other kind's array whose
+ * endpoint sorts after m. */
+static inline uint32_t vl_ssap_rank(const vl_ssap* ss, int axis, vl_endpoint m) {
+    const vl_endpoint* e = ss->ep[axis * 2 + !ep_is_max(m)];
+    uint32_t lo = 0, n = ss->ep_count; /* e[lo] < m always (the low sentinel) */
+    while (n > 1) {
+        uint32_t half = n / 2;
+        lo = e[lo + half] < m ? lo + half : lo;
+        n -= half;
+    }
+    return lo + 1;
+}
+
+/* Batches in static_sap_batch.c; the kind's validate in static_sap_validate.c. */
+vl_status vl_ssap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
+void vl_ssap_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
+vl_status vl_ssap_validate(const vl_broadphase* bp);
+/* Virtual indices of every dynamic again, by binary search (after the static arrays changed). */
+void vl_ssap_rerank(vl_ssap* ss, const vl_bp_objects* o);
+/* The dynamics' handles into ss->list[0, n_dyn), ascending by min on `axis`. */
+void vl_ssap_list_dynamics(vl_ssap* ss, int axis);
+
+/* Moving statics handles[k] to boxes[k], k < count, with the dynamics still: prepare allocates and
+ * finds the new pairs (can fail, changes nothing); apply cannot fail; undo puts them back after a
+ * later failure of the same update, without allocating. */
+vl_status vl_ssap_statics_prepare(vl_broadphase* bp, const vl_aabb* boxes, uint32_t count);
+void vl_ssap_statics_apply(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count);
+void vl_ssap_statics_undo(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
+
+#endif
