@@ -12,7 +12,10 @@
 #include <float.h>
 
 #include "bvh/primitives.h"
+#include "bvh/traverse_chunk.h"
+#include "bvh/traverse_lanes.h"
 #include "bvh/traverse_plan.h"
+#include "bvh/traverse_seed.h"
 #include "scenes.h"
 #include "test_util.h"
 
@@ -358,6 +361,85 @@ static void test_meshes(void) {
     }
 }
 
+/* The seeding with an arena too small for any child's list (no batch size reaches it: lists
+ * that fan out stop the streams first): every ray seeded at the root, and the same answers as the
+ * single-ray walk. */
+static void test_seed_overflow(void) {
+    scene_mesh m;
+    if (!scene_world(24, 12, 64, 9, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    enum { n = 1000 };
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    float* rec = aligned_alloc(64, sizeof(float) * VL_RAYREC_FLOATS * n);
+    uint32_t* arena = aligned_alloc(64, sizeof(uint32_t) * 2 * (n + VL_LIST_SPARE));
+    uint32_t* masks = arena + n + VL_LIST_SPARE;
+    uint32_t* seeds = aligned_alloc(64, (vl_bvh_seed_bytes(n) + 63) & ~(size_t)63);
+    void* walks = aligned_alloc(64, (vl_bvh_walks_scratch() + 63) & ~(size_t)63);
+    float extent = 0;
+    for (int a = 0; a < 3; a++) extent = fmaxf(extent, m.hi[a] - m.lo[a]);
+    for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
+        if (pass) scene_rays_los(&m, n, 26, rays);
+        else scene_rays_diffuse(&m, n, 27, rays);
+        for (uint32_t i = 0; i < n; i++) { /* short segments, which fan out little */
+            const float* d = rays[i].dir;
+            rays[i].tmax = rays[i].tmin + 0.02f * extent / sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        }
+        for (uint32_t any_hit = 0; any_hit < 2; any_hit++) {
+            uint32_t live = 0, parallel = 0;
+            memset(arena, 0, sizeof(uint32_t) * (n + VL_LIST_SPARE));
+            vl_bvh_load_chunk(rays, 0, NULL, n, rec, hits, arena, &live, &parallel);
+            vl_bvh_trace_seeded(bvh, rec, arena, live, masks, seeds, n, n, live, parallel != 0, (int)any_hit, hits,
+                                walks);
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_hit one;
+                vl_bvh_raycast1(bvh, &rays[i], any_hit, &one);
+                if (any_hit ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+            }
+            CHECK(bad == 0, "seeds without room: %u rays of %u differ (pass %u any %u)", bad, n, pass, any_hit);
+        }
+    }
+    free(rays), free(hits), free(rec), free(arena), free(seeds), free(walks);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
+/* A tree of VL_WALK_PREFETCH_BYTES or more, where the walks fetch ahead (full-size runs only:
+ * 400K triangles). */
+static void test_large_tree(void) {
+    if (test_scaled(10) < 10) return;
+    scene_mesh m;
+    if (!scene_world(448, 200, 256, 12, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    vl_bvh_stats st;
+    if (bvh && vl_bvh_get_stats(bvh, &st) == VL_OK)
+        CHECK(st.bytes >= VL_WALK_PREFETCH_BYTES, "the large tree takes only %zu bytes", st.bytes);
+    enum { n = 20000 };
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
+        if (pass) scene_rays_los(&m, n, 28, rays);
+        else scene_rays_random(&m, n, 29, rays);
+        for (uint32_t f = 0; f < 2; f++) {
+            CHECK(vl_bvh_raycast(bvh, rays, n, f, hits) == VL_OK, "large tree batch");
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_hit one;
+                vl_bvh_raycast1(bvh, &rays[i], f, &one);
+                if (f ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+            }
+            CHECK(bad == 0, "large tree: %u rays of %u differ (pass %u flags %u)", bad, n, pass, f);
+        }
+    }
+    free(rays);
+    free(hits);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
 /* A huge batch (1M rays at scale 1) answers exactly as the single-ray path. */
 static void test_million(void) {
     scene_mesh m;
@@ -395,6 +477,8 @@ int main(void) {
     test_streams();
     test_stack();
     test_chunks();
+    test_seed_overflow();
+    test_large_tree();
     test_million();
     return test_finish("test_bvh");
 }
