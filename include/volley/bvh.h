@@ -93,9 +93,8 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * go on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time,
  * with about 96 KB plus 218 bytes per ray (320 KB at most); larger ones run as ray streams, 128K
  * rays at a time, whose lists of 4 rays or fewer go on as the interleaved walks, with 96 KB plus
- * 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and
- * any batch whose scratch cannot be allocated, go one ray at a time without scratch (the same
- * answers).
+ * 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and any batch whose scratch cannot be
+ * allocated, go one ray at a time without scratch (the same answers).
  * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
  * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
  * the tree's box (then a direction octant) and runs as ray streams, at the price of a counting

@@ -15,14 +15,16 @@
  * the world at 16384 and 65536 +1 to +3%; 512 and 2048 within 5% of 1024 either way. */
 #define VL_WALK_CHUNK 1024u
 
-/* Batches of fewer rays go as walks. */
+/* Batches of fewer rays go as walks: their lists are too sparse for the streams (see
+ * vl_bvh_plan_batch). */
 #define VL_WALK_BATCH 4096u
 
 /* Batches with fewer rays entering the tree's box than its leaves / VL_STREAM_LEAVES_PER_RAY go
  * as walks too (see vl_bvh_plan_batch). */
 #define VL_STREAM_LEAVES_PER_RAY 1u
 
-/* List entries per ray of a chunk in the streams' arena. */
+/* List entries per ray of a chunk in the streams' arena (4 MB for a chunk of 128K rays); a node
+ * whose children's lists would not fit sends its rays on one at a time. */
 #define VL_ARENA_PER_RAY 8u
 
 /* How a batch of count rays is traced. */

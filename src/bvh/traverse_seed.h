@@ -10,7 +10,7 @@
 #define VL_SEED_DEPTH 3u
 _Static_assert(VL_SEEDS_PER_RAY_MAX == 1u << (2 * VL_SEED_DEPTH), "4^VL_SEED_DEPTH seeds per ray");
 
-/* Lists of fewer rays leave the streams for the walks. */
+/* Lists of fewer rays leave the streams for the walks (8: one block of 8 lanes). */
 #define VL_SEED_MIN_LIST 8u
 
 /* A node's children stay streams only while its rays hit at most VL_SEED_FANOUT8 / 8 of them on
