@@ -262,11 +262,12 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
 }
 
 /* Batches of VL_WALK_BATCH rays and more (ray streams, with lists handed on to the walks) and
- * fewer (walks), with leaves of 1, 9 and 17 primitives. */
+ * fewer (walks), with leaves of 1, 9 and 17 primitives (reduced runs: 9 only). */
 static void test_streams(void) {
     scene_mesh m;
     if (!scene_world(24, 12, 64, 7, &m)) return;
-    for (uint32_t leaf = 1; leaf <= 17; leaf += 8) {
+    const int full = test_scaled(10) >= 10;
+    for (uint32_t leaf = full ? 1 : 9; leaf <= (full ? 17u : 9u); leaf += 8) {
         char name[64];
         snprintf(name, sizeof name, "world, leaves of %u", leaf);
         vl_bvh_desc d = vl_bvh_default_desc();
@@ -301,19 +302,20 @@ static void test_stack(void) {
 
 /* Batches of more than one stream chunk (a ragged last one), closest hit sending each ray of a
  * whole chunk's list into its own nearest child first, and grouped by origin, against the
- * single-ray walk. */
+ * single-ray walk (reduced runs: line of sight, closest hit and any hit grouped). */
 static void test_chunks(void) {
     scene_mesh m;
     if (!scene_world(24, 12, 64, 8, &m)) return;
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
     const uint32_t n = VL_STREAM_CHUNK + VL_WALK_BATCH + 1;
+    const int full = test_scaled(10) >= 10;
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
-    for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
+    for (uint32_t pass = full ? 0 : 1; pass < 2 && bvh; pass++) {
         if (pass) scene_rays_los(&m, n, 24, rays);
         else scene_rays_diffuse(&m, n, 25, rays);
-        for (uint32_t f = 0; f < 4; f++) { /* closest, any, and both grouped by origin */
+        for (uint32_t f = 0; f < 4; f += full ? 1 : 3) { /* closest, any, and both grouped by origin */
             uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
             CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits) == VL_OK, "chunks batch");
             uint32_t bad = 0;
