@@ -18,7 +18,6 @@
 #include <volley/volley.h>
 
 #include "../tests/scenes.h"
-#include "bvh_shim.h"
 
 #ifdef VOLLEY_BENCH_EMBREE
 #include <embree3/rtcore.h>
@@ -140,16 +139,6 @@ void BM_volley_scratch(benchmark::State& state, int which, int rayset, uint32_t 
 
 void BM_volley_single(benchmark::State& state, int which, int rayset, uint32_t flags) {
     volley_batch(state, which, rayset, flags, 0);
-}
-
-// Tuning sweeps of the batched closest-hit traversal (batch 64K): width, remnant, order, chunk.
-void BM_volley_tuned(benchmark::State& state, int which, int rayset, uint32_t flags) {
-    bench_bvh_tune((uint32_t)state.range(0), (uint32_t)state.range(1), (uint32_t)state.range(2),
-                   (uint32_t)state.range(3));
-    state.SetLabel("w" + std::to_string(state.range(0)) + " r" + std::to_string(state.range(1) - 1) + " o" +
-                   std::to_string(state.range(2)) + " c" + std::to_string(state.range(3)));
-    volley_batch(state, which, rayset, flags, 1u << 16);
-    bench_bvh_tune_reset();
 }
 
 void BM_volley_build(benchmark::State& state, int which) {
@@ -376,13 +365,6 @@ int register_all() {
                         ->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
             }
-            std::string p = "bvh/tune/" + sc + "/" + kRaySets[r] + "/";
-            auto* b = benchmark::RegisterBenchmark((p + "closest").c_str(), BM_volley_tuned, which, r, 0u);
-            b->ArgNames({"w", "r", "o", "c"})->Unit(benchmark::kMillisecond)->UseRealTime();
-            for (int w : {4, 8})
-                for (int rem : {1, 3, 9})
-                    for (int o : {1, 2, 3, 4, 5, 6, 7, 8}) b->Args({w, rem, o, 131072});
-            for (int c : {16384, 65536, 131072, 262144}) b->Args({8, 0, 3, c});
         }
     }
     return 0;

@@ -1,6 +1,6 @@
 // Kernel throughput: ray-box slab tests and box-box overlap tests per second and per cycle, for
-// the scalar path (width 1) and the 4- and 8-lane kernels. Per cycle uses the clock Google
-// Benchmark reads (the nominal one on most machines).
+// the scalar path (width 1) and the SIMD kernels at the library's batch width (8 lanes with AVX2,
+// else 4). Per cycle uses the clock Google Benchmark reads (the nominal one on most machines).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -61,11 +61,11 @@ void BM_kernel_box_vs_boxes(benchmark::State& state) {
 void widths(benchmark::internal::Benchmark* b) {
     b->ArgNames({"width", "parallel"});
     for (int parallel : {0, 1})
-        for (int width : {1, 4, 8}) b->Args({width, parallel});
+        for (int width : {1, kernel_simd_width()}) b->Args({width, parallel});
 }
 
 }  // namespace
 
 BENCHMARK_TEMPLATE(BM_kernel, kernel_ray_vs_boxes)->Name("kernel/ray_vs_boxes")->Apply(widths);
 BENCHMARK_TEMPLATE(BM_kernel, kernel_rays_vs_box)->Name("kernel/rays_vs_box")->Apply(widths);
-BENCHMARK(BM_kernel_box_vs_boxes)->Name("kernel/box_vs_boxes")->ArgName("width")->Arg(1)->Arg(4)->Arg(8);
+BENCHMARK(BM_kernel_box_vs_boxes)->Name("kernel/box_vs_boxes")->ArgName("width")->Arg(1)->Arg(kernel_simd_width());

@@ -1,18 +1,18 @@
-/* The kernels of src/simd/kernels.h behind a plain C interface, plus the scalar path they are
- * measured against. */
+/* The ray-box and box-box kernels of tests/box_kernels.h (the library's slab kernels at the
+ * batch width) behind a plain C interface, plus the scalar path they are measured against. */
 #include "kernel_shim.h"
 
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "simd/kernels.h"
+#include "../tests/box_kernels.h"
 #include "../tests/test_rng.h"
 
 struct kernel_scene {
     uint32_t box_count, ray_count, any_parallel;
-    vl_boxes_soa boxes;
-    vl_rays_soa rays;
-    vl_ray_prep* preps;
+    test_boxes_soa boxes;
+    test_rays_soa rays;
+    test_ray_prep* preps;
     vl_aabb* aabbs;
     float* tnear;  /* scratch: max(box_count, ray_count) rounded up to 8 */
     uint32_t* ids; /* scratch: box_count */
@@ -23,12 +23,12 @@ struct kernel_scene {
 kernel_scene* kernel_scene_create(uint32_t box_count, uint32_t ray_count, int parallel_rays) {
     kernel_scene* s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    uint32_t nb = vl_round_up8(box_count), nr = vl_round_up8(ray_count), nt = nb > nr ? nb : nr;
+    uint32_t nb = test_round_up8(box_count), nr = test_round_up8(ray_count), nt = nb > nr ? nb : nr;
     s->box_count = box_count;
     s->ray_count = ray_count;
     s->storage_bytes = sizeof(float) * (6u * nb + 8u * nr + nt);
     s->storage = vl_mem_alloc(s->storage_bytes);
-    s->preps = calloc(ray_count, sizeof(vl_ray_prep));
+    s->preps = calloc(ray_count, sizeof(test_ray_prep));
     s->aabbs = calloc(box_count, sizeof(vl_aabb));
     s->ids = calloc(box_count, sizeof(uint32_t));
     if (!s->storage || !s->preps || !s->aabbs || !s->ids) {
@@ -57,7 +57,7 @@ kernel_scene* kernel_scene_create(uint32_t box_count, uint32_t ray_count, int pa
                       {test_float(&seed, -1, 1), test_float(&seed, -1, 1), test_float(&seed, -1, 1)},
                       test_float(&seed, 5, 30)};
         if (parallel_rays) ray.dir[i % 3] = 0.0f;
-        s->preps[i] = vl_ray_prepare(&ray);
+        s->preps[i] = test_ray_prepare(&ray);
         s->any_parallel |= s->preps[i].parallel;
         for (int a = 0; a < 3; a++) {
             s->rays.origin[a][i] = s->preps[i].origin[a];
@@ -78,10 +78,12 @@ void kernel_scene_destroy(kernel_scene* s) {
     free(s);
 }
 
+int kernel_simd_width(void) { return (int)simd_kernel_width(); }
+
 uint64_t kernel_scene_tests(const kernel_scene* s) { return (uint64_t)s->box_count * s->ray_count; }
 
 /* The scalar path: the same slab arithmetic, one ray and one box at a time, with early outs. */
-static int scalar_slab(const vl_ray_prep* r, const vl_aabb* b) {
+static int scalar_slab(const test_ray_prep* r, const vl_aabb* b) {
     float tn = r->tmin, tf = r->tmax;
     for (int a = 0; a < 3; a++) {
         if (r->parallel & (1u << a)) {
@@ -105,10 +107,8 @@ static int scalar_overlap(const vl_aabb* a, const vl_aabb* b) {
 uint64_t kernel_ray_vs_boxes(const kernel_scene* s, int width) {
     uint64_t hits = 0;
     for (uint32_t r = 0; r < s->ray_count; r++) {
-        if (width == 8) {
-            hits += vl_k8_ray_vs_boxes(&s->preps[r], &s->boxes, s->box_count, s->tnear);
-        } else if (width == 4) {
-            hits += vl_k4_ray_vs_boxes(&s->preps[r], &s->boxes, s->box_count, s->tnear);
+        if (width > 1) {
+            hits += simd_ray_vs_boxes(&s->preps[r], &s->boxes, s->box_count, s->tnear);
         } else {
             for (uint32_t b = 0; b < s->box_count; b++) hits += (uint64_t)scalar_slab(&s->preps[r], &s->aabbs[b]);
         }
@@ -119,10 +119,8 @@ uint64_t kernel_ray_vs_boxes(const kernel_scene* s, int width) {
 uint64_t kernel_rays_vs_box(const kernel_scene* s, int width) {
     uint64_t hits = 0;
     for (uint32_t b = 0; b < s->box_count; b++) {
-        if (width == 8) {
-            hits += vl_k8_rays_vs_box(&s->rays, s->ray_count, s->any_parallel != 0, &s->aabbs[b], s->tnear);
-        } else if (width == 4) {
-            hits += vl_k4_rays_vs_box(&s->rays, s->ray_count, s->any_parallel != 0, &s->aabbs[b], s->tnear);
+        if (width > 1) {
+            hits += simd_rays_vs_box(&s->rays, s->ray_count, s->any_parallel != 0, &s->aabbs[b], s->tnear);
         } else {
             for (uint32_t r = 0; r < s->ray_count; r++) hits += (uint64_t)scalar_slab(&s->preps[r], &s->aabbs[b]);
         }
@@ -133,10 +131,8 @@ uint64_t kernel_rays_vs_box(const kernel_scene* s, int width) {
 uint64_t kernel_box_vs_boxes(const kernel_scene* s, int width) {
     uint64_t hits = 0;
     for (uint32_t q = 0; q < s->box_count; q++) {
-        if (width == 8) {
-            hits += vl_k8_box_vs_boxes(&s->aabbs[q], &s->boxes, s->box_count, s->ids);
-        } else if (width == 4) {
-            hits += vl_k4_box_vs_boxes(&s->aabbs[q], &s->boxes, s->box_count, s->ids);
+        if (width > 1) {
+            hits += simd_box_vs_boxes(&s->aabbs[q], &s->boxes, s->box_count, s->ids);
         } else {
             for (uint32_t b = 0; b < s->box_count; b++) hits += (uint64_t)scalar_overlap(&s->aabbs[q], &s->aabbs[b]);
         }

@@ -1,4 +1,4 @@
-/* C shim between the C++ benchmarks and volley's C kernels (src/simd/kernels.h). */
+/* C shim between the C++ benchmarks and the ray-box and box-box kernels (tests/box_kernels.h). */
 #ifndef VL_BENCH_KERNEL_SHIM_H
 #define VL_BENCH_KERNEL_SHIM_H
 
@@ -16,7 +16,10 @@ kernel_scene* kernel_scene_create(uint32_t box_count, uint32_t ray_count, int pa
 void kernel_scene_destroy(kernel_scene* scene);
 uint64_t kernel_scene_tests(const kernel_scene* scene); /* ray-box tests in one pass */
 
-/* One pass: every ray against every box; width 1 is the scalar path, 4 and 8 the SIMD kernels.
+/* Lanes of the SIMD kernels (the library's batch width: 8 with AVX2, else 4). */
+int kernel_simd_width(void);
+
+/* One pass: every ray against every box; width 1 is the scalar path, any other the SIMD kernels.
  * Returns the number of hits, which must not depend on the width. */
 uint64_t kernel_ray_vs_boxes(const kernel_scene* scene, int width); /* one ray, SIMD across boxes */
 uint64_t kernel_rays_vs_box(const kernel_scene* scene, int width);  /* one box, SIMD across rays */

@@ -8,11 +8,13 @@
 #include <volley/volley.h>
 
 #include "bvh/primitives.h"
-#include "bvh/traverse.h"
+#include "bvh/traverse_plan.h"
 #include "fuzz_util.h"
 
 #define MAX_PRIMS 40
 #define MAX_RAYS 64
+/* A batch of the fuzzed rays over again, long enough for the ray streams. */
+#define MAX_BATCH (VL_WALK_BATCH + MAX_RAYS)
 
 typedef struct scene {
     int boxes; /* 1: box primitives, 0: triangles */
@@ -108,10 +110,10 @@ static vl_ray fuzz_ray(fuzz_input* in) {
 }
 
 static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, uint32_t n, uint32_t flags) {
-    static vl_hit batch[MAX_RAYS];
+    static vl_hit batch[MAX_BATCH];
     vl_status status = vl_bvh_raycast(bvh, rays, n, flags, batch);
     /* the same batch on the caller's scratch: the same answers, bit for bit */
-    static vl_hit own[MAX_RAYS];
+    static vl_hit own[MAX_BATCH];
     const size_t bytes = vl_bvh_raycast_scratch_size(bvh, n, flags);
     void* scratch = bytes ? aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63) : NULL;
     if (!bytes || scratch) {
@@ -156,26 +158,19 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static scene s;
     vl_bvh* bvh = build_scene(&in, &s);
     if (bvh) {
-        static vl_ray rays[MAX_RAYS];
-        const vl_bvh_tuning defaults = vl_bvh_tune;
+        static vl_ray rays[MAX_BATCH];
         while (!fuzz_done(&in)) {
             uint8_t b = fuzz_byte(&in);
             uint32_t n = 1 + b % MAX_RAYS;
-            /* the batch's path, from the size byte's top bits: the default for these sizes
-             * (interleaved walks), or ray streams handing lists of at most 0 or 4 rays to the
-             * walks, in chunks of a third of the batch grouped by origin for the latter, or
-             * streams whose arena overflows at once */
-            uint32_t group = 0;
-            if (b >> 6) {
-                vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-                vl_bvh_tune.remnant = (b >> 6) == 1 ? 0 : 4;
-                if ((b >> 6) == 2) vl_bvh_tune.chunk = 1 + n / 3, group = VL_RAY_GROUP_BY_ORIGIN;
-                if ((b >> 6) == 3) vl_bvh_tune.arena = 1;
-            }
             for (uint32_t i = 0; i < n; i++) rays[i] = fuzz_ray(&in);
-            check_rays(bvh, &s, rays, n, VL_RAY_CLOSEST | group);
-            check_rays(bvh, &s, rays, n, VL_RAY_ANY | group);
-            vl_bvh_tune = defaults;
+            /* the size byte's top bits: 3, the rays over again to VL_WALK_BATCH or more, which go
+             * as ray streams (the others: one at a time, or walks) */
+            if ((b >> 6) == 3) {
+                for (uint32_t i = n; i < VL_WALK_BATCH + n; i++) rays[i] = rays[i % n];
+                n += VL_WALK_BATCH;
+            }
+            check_rays(bvh, &s, rays, n, VL_RAY_CLOSEST);
+            check_rays(bvh, &s, rays, n, VL_RAY_ANY | (b & 32 ? VL_RAY_GROUP_BY_ORIGIN : 0u));
         }
         FUZZ_CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
         FUZZ_CHECK(vl_bvh_raycast(bvh, rays, 1, 0x80, NULL) == VL_ERR_INVALID_ARGUMENT ||

@@ -1,7 +1,8 @@
 /* BVH raycasts against brute force: triangle soups, a procedural world, the real meshes, boxes;
  * random, axis-aligned, through-vertex, along-edge and grazing rays, finite and infinite tmax;
- * closest and any hit; batched (4 and 8 lanes, several tunings, batch sizes 1 to 1M) against
- * single-ray against brute force.
+ * closest and any hit; batched (every way a batch goes: one ray at a time, walks from seeds or
+ * from the root, ray streams with their lists overflowing or not, chunks grouped by origin; batch
+ * sizes 1 to 1M) against single-ray against brute force.
  *
  * Tolerance: the brute force runs the library's own scalar primitive tests (same float operations
  * as the SIMD kernels), so a closest hit must name the same primitive with the identical t, or
@@ -11,7 +12,10 @@
 #include <float.h>
 
 #include "bvh/primitives.h"
-#include "bvh/traverse.h"
+#include "bvh/traverse_chunk.h"
+#include "bvh/traverse_lanes.h"
+#include "bvh/traverse_plan.h"
+#include "bvh/traverse_seed.h"
 #include "scenes.h"
 #include "test_util.h"
 
@@ -69,7 +73,8 @@ static int any_ok(const scene_prims* s, const vl_ray* ray, vl_hit any, vl_hit cl
     return again.prim == any.prim && again.t == any.t;
 }
 
-/* Batched (whole set, and prefixes of 1, 2, 3, 7, 4096) against single against brute force. */
+/* Batched (whole set, and prefixes of 1, 2, 3, 7, 8, 1000, 4096) against single against brute
+ * force. */
 static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* rays, uint32_t n, const char* what) {
     vl_hit* closest = malloc(sizeof(vl_hit) * n);
     vl_hit* any = malloc(sizeof(vl_hit) * n);
@@ -99,7 +104,7 @@ static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* ra
               one_any.prim, ref.prim);
         hits += ref.prim != VL_NO_HIT;
     }
-    static const uint32_t sizes[] = {1, 2, 3, 7, 4096};
+    static const uint32_t sizes[] = {1, 2, 3, 7, 8, 1000, 4096};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint32_t m = sizes[k] < n ? sizes[k] : n;
         vl_hit part[4096];
@@ -256,44 +261,75 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
     free(boxes);
 }
 
-/* Every tuning of the batched traversal answers alike. */
-static void test_tunings(void) {
+/* Batches of VL_WALK_BATCH rays and more (ray streams, with lists handed on to the walks) and
+ * fewer (walks), with leaves of 1, 9 and 17 primitives (reduced runs: 9 only). */
+static void test_streams(void) {
     scene_mesh m;
-    if (!scene_world(40, 30, 64, 7, &m)) return;
-    vl_bvh_tuning saved = vl_bvh_tune;
-    static const uint32_t widths[] = {4, 8};
-    for (int w = 0; w < 2; w++) {
-        if (widths[w] > vl_simd_width()) continue;
-        for (uint32_t remnant = 0; remnant <= 16; remnant += 8)
-            for (uint32_t order = 0; order < 4; order++) {
-                vl_bvh_tune.width = widths[w];
-                vl_bvh_tune.remnant = remnant;
-                vl_bvh_tune.order = order & 1;
-                vl_bvh_tune.wide = order >> 1;
-                /* 1: lists overflow, rays go on one by one (small batches: each ray's seed is the node) */
-                vl_bvh_tune.arena = remnant == 8 && order == 0 ? 1 : 8;
-                vl_bvh_tune.near_first = remnant != 16;
-                vl_bvh_tune.octants = remnant == 0;
-                vl_bvh_tune.chunk = 97; /* many chunks, a ragged last one */
-                /* remnant 8: every batch the small way, seeded walks down 1 to 3 levels from lists of
-                   8 rays (or 1) whatever the rays' fan-out (or only while it is low); remnant 16,
-                   order 0: the small way without seeds */
-                const int small = remnant == 8 || (remnant == 16 && order == 0);
-                vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = small ? 4096 : remnant ? 8 : 0;
-                vl_bvh_tune.stream_leaves = small ? 1 : 0;
-                vl_bvh_tune.seed_depth = remnant == 16 ? 0 : order ? order : 3;
-                vl_bvh_tune.seed_list = order == 3 ? 1 : 8;
-                vl_bvh_tune.seed_fanout = order & 1 ? 64 : 11;
-                vl_bvh_tune.walk_prefetch_mb = order & 1 ? 0 : 24; /* 0: walks fetch ahead in this small tree */
-                vl_bvh_tune.walk_pairs = order != 2; /* 0: one walk per node step, also on AVX2 */
-                char name[64];
-                snprintf(name, sizeof name, "world w%u r%u o%u wide %u", widths[w], remnant, order & 1, order >> 1);
-                vl_bvh_desc d = vl_bvh_default_desc();
-                d.max_leaf_size = 1 + remnant;
-                check_mesh(&m, test_scaled(300), 11 + remnant, &d, name);
-            }
+    if (!scene_world(24, 12, 64, 7, &m)) return;
+    const int full = test_scaled(10) >= 10;
+    for (uint32_t leaf = full ? 1 : 9; leaf <= (full ? 17u : 9u); leaf += 8) {
+        char name[64];
+        snprintf(name, sizeof name, "world, leaves of %u", leaf);
+        vl_bvh_desc d = vl_bvh_default_desc();
+        d.max_leaf_size = leaf;
+        check_mesh(&m, VL_WALK_BATCH + 500, 11 + leaf, &d, name);
     }
-    vl_bvh_tune = saved;
+    scene_free(&m);
+}
+
+/* A stack of 512 nearly equal triangles in leaves of one: every ray that enters the tree enters
+ * every node, so the streams' lists outgrow their arena (and the rest of those rays go one at a
+ * time) and the walks' rays fan out at the root (walks from the root, no seeds). */
+static void test_stack(void) {
+    enum { tris = 512 };
+    scene_mesh m;
+    memset(&m, 0, sizeof m);
+    m.vertex_count = 3 * tris, m.triangle_count = tris;
+    m.xyz = malloc(sizeof(float) * 3 * m.vertex_count);
+    m.indices = malloc(sizeof(uint32_t) * 3 * m.triangle_count);
+    test_rng rng = {77};
+    static const float corner[3][3] = {{0, 0, 0}, {10, 0, 1}, {0, 10, 2}};
+    for (uint32_t i = 0; i < 3 * tris; i++) {
+        for (int a = 0; a < 3; a++) m.xyz[3 * i + a] = corner[i % 3][a] + test_float(&rng, 0.0f, 1e-3f);
+        m.indices[i] = i;
+    }
+    scene_bounds(&m);
+    vl_bvh_desc d = vl_bvh_default_desc();
+    d.max_leaf_size = 1;
+    check_mesh(&m, VL_WALK_BATCH + 500, 41, &d, "stacked triangles");
+    scene_free(&m);
+}
+
+/* Batches of more than one stream chunk (a ragged last one), closest hit sending each ray of a
+ * whole chunk's list into its own nearest child first, and grouped by origin, against the
+ * single-ray walk (reduced runs: line of sight, closest hit and any hit grouped). */
+static void test_chunks(void) {
+    scene_mesh m;
+    if (!scene_world(24, 12, 64, 8, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    const uint32_t n = VL_STREAM_CHUNK + VL_WALK_BATCH + 1;
+    const int full = test_scaled(10) >= 10;
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    for (uint32_t pass = full ? 0 : 1; pass < 2 && bvh; pass++) {
+        if (pass) scene_rays_los(&m, n, 24, rays);
+        else scene_rays_diffuse(&m, n, 25, rays);
+        for (uint32_t f = 0; f < 4; f += full ? 1 : 3) { /* closest, any, and both grouped by origin */
+            uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+            CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits) == VL_OK, "chunks batch");
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_hit one;
+                vl_bvh_raycast1(bvh, &rays[i], f & 1, &one);
+                if ((f & 1) ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+            }
+            CHECK(bad == 0, "%u rays of %u differ (pass %u flags %u)", bad, n, pass, f);
+        }
+    }
+    free(rays);
+    free(hits);
+    vl_bvh_destroy(bvh);
     scene_free(&m);
 }
 
@@ -327,6 +363,85 @@ static void test_meshes(void) {
     }
 }
 
+/* The seeding with an arena too small for any child's list (no batch size reaches it: lists
+ * that fan out stop the streams first): every ray seeded at the root, and the same answers as the
+ * single-ray walk. */
+static void test_seed_overflow(void) {
+    scene_mesh m;
+    if (!scene_world(24, 12, 64, 9, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    enum { n = 1000 };
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    float* rec = aligned_alloc(64, sizeof(float) * VL_RAYREC_FLOATS * n);
+    uint32_t* arena = aligned_alloc(64, sizeof(uint32_t) * 2 * (n + VL_LIST_SPARE));
+    uint32_t* masks = arena + n + VL_LIST_SPARE;
+    uint32_t* seeds = aligned_alloc(64, (vl_bvh_seed_bytes(n) + 63) & ~(size_t)63);
+    void* walks = aligned_alloc(64, (vl_bvh_walks_scratch() + 63) & ~(size_t)63);
+    float extent = 0;
+    for (int a = 0; a < 3; a++) extent = fmaxf(extent, m.hi[a] - m.lo[a]);
+    for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
+        if (pass) scene_rays_los(&m, n, 26, rays);
+        else scene_rays_diffuse(&m, n, 27, rays);
+        for (uint32_t i = 0; i < n; i++) { /* short segments, which fan out little */
+            const float* d = rays[i].dir;
+            rays[i].tmax = rays[i].tmin + 0.02f * extent / sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        }
+        for (uint32_t any_hit = 0; any_hit < 2; any_hit++) {
+            uint32_t live = 0, parallel = 0;
+            memset(arena, 0, sizeof(uint32_t) * (n + VL_LIST_SPARE));
+            vl_bvh_load_chunk(rays, 0, NULL, n, rec, hits, arena, &live, &parallel);
+            vl_bvh_trace_seeded(bvh, rec, arena, live, masks, seeds, n, n, live, parallel != 0, (int)any_hit, hits,
+                                walks);
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_hit one;
+                vl_bvh_raycast1(bvh, &rays[i], any_hit, &one);
+                if (any_hit ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+            }
+            CHECK(bad == 0, "seeds without room: %u rays of %u differ (pass %u any %u)", bad, n, pass, any_hit);
+        }
+    }
+    free(rays), free(hits), free(rec), free(arena), free(seeds), free(walks);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
+/* A tree of VL_WALK_PREFETCH_BYTES or more, where the walks fetch ahead (full-size runs only:
+ * 400K triangles). */
+static void test_large_tree(void) {
+    if (test_scaled(10) < 10) return;
+    scene_mesh m;
+    if (!scene_world(448, 200, 256, 12, &m)) return;
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    vl_bvh_stats st;
+    if (bvh && vl_bvh_get_stats(bvh, &st) == VL_OK)
+        CHECK(st.bytes >= VL_WALK_PREFETCH_BYTES, "the large tree takes only %zu bytes", st.bytes);
+    enum { n = 20000 };
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    for (uint32_t pass = 0; pass < 2 && bvh; pass++) {
+        if (pass) scene_rays_los(&m, n, 28, rays);
+        else scene_rays_random(&m, n, 29, rays);
+        for (uint32_t f = 0; f < 2; f++) {
+            CHECK(vl_bvh_raycast(bvh, rays, n, f, hits) == VL_OK, "large tree batch");
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_hit one;
+                vl_bvh_raycast1(bvh, &rays[i], f, &one);
+                if (f ? (one.prim == VL_NO_HIT) != (hits[i].prim == VL_NO_HIT) : !same_hit(one, hits[i])) bad++;
+            }
+            CHECK(bad == 0, "large tree: %u rays of %u differ (pass %u flags %u)", bad, n, pass, f);
+        }
+    }
+    free(rays);
+    free(hits);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
 /* A huge batch (1M rays at scale 1) answers exactly as the single-ray path. */
 static void test_million(void) {
     scene_mesh m;
@@ -358,14 +473,14 @@ static void test_million(void) {
 }
 
 int main(void) {
-    /* every batch size through the batched traversal (by default small ones go one by one) */
-    vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-    vl_bvh_tune.stream_leaves = 0;
-    vl_bvh_tune.walk_prefetch_mb = 0; /* the walks fetch ahead in every tree here, boxes' too */
     test_meshes();
     test_boxes(test_scaled(2000), test_scaled(2000), 31);
-    test_boxes(5, 200, 32);
-    test_tunings();
+    test_boxes(5, VL_WALK_BATCH + 500, 32); /* ray streams over leaves of boxes */
+    test_streams();
+    test_stack();
+    test_chunks();
+    test_seed_overflow();
+    test_large_tree();
     test_million();
     return test_finish("test_bvh");
 }

@@ -4,7 +4,7 @@
 #include <float.h>
 
 #include "bvh/primitives.h"
-#include "bvh/traverse.h"
+#include "bvh/traverse_plan.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"
@@ -60,12 +60,12 @@ static void test_query_errors(void) {
     CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, &bvh) == VL_OK, "build quad");
     if (!bvh) return;
     vl_ray good = ray_at(0.25f, 0.5f, 1, 0, 0, -1);
-    vl_hit h, hits[64];
-    CHECK(vl_bvh_raycast(NULL, &good, 1, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
+    vl_hit h, one[1];
+    CHECK(vl_bvh_raycast(NULL, &good, 1, 0, one) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, one) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
     CHECK(vl_bvh_raycast(bvh, &good, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
-    CHECK(vl_bvh_raycast(bvh, &good, 1, 4, hits) == VL_ERR_INVALID_FLAGS, "bad flags");
-    CHECK(vl_bvh_raycast(bvh, &good, 1, VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN, hits) == VL_OK, "grouped any");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, 4, one) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN, one) == VL_OK, "grouped any");
     CHECK(vl_bvh_raycast1(bvh, &good, VL_RAY_GROUP_BY_ORIGIN, &h) == VL_OK && h.prim == 1, "raycast1 takes the hint");
     CHECK(vl_bvh_raycast(bvh, NULL, 0, 0, NULL) == VL_OK, "count 0");
     CHECK(vl_bvh_raycast1(NULL, &good, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL bvh");
@@ -76,8 +76,11 @@ static void test_query_errors(void) {
           h.t);
     CHECK(fabsf(h.u - 0.25f) < 1e-6f && fabsf(h.v - 0.25f) < 1e-6f, "barycentrics %g %g", h.u, h.v);
 
-    /* a batch mixing every kind of invalid ray with valid ones, at several batch sizes */
-    vl_ray rays[64];
+    /* a batch mixing every kind of invalid ray with valid ones, at several batch sizes: one ray at
+     * a time, walks, and ray streams (the last size: the 64 rays over again) */
+    enum { many = VL_WALK_BATCH + 64 };
+    static vl_ray rays[many];
+    static vl_hit hits[many];
     int valid[64];
     for (uint32_t i = 0; i < 64; i++) {
         rays[i] = ray_at(0.1f + 0.012f * (float)i, 0.5f, 1.0f, 0, 0, -1);
@@ -97,35 +100,26 @@ static void test_query_errors(void) {
         default: break;
         }
     }
-    static const uint32_t sizes[] = {1, 2, 3, 7, 12, 64};
-    vl_bvh_tuning saved = vl_bvh_tune;
-    const size_t rounds = sizeof sizes / sizeof sizes[0];
-    for (size_t k = 0; k < 3 * rounds; k++) {
-        /* second round: every batch through the batched traversal; third: in chunks of 5 rays
-         * grouped by origin */
-        if (k == rounds) {
-            vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = 0;
-            vl_bvh_tune.stream_leaves = 0;
-        }
-        if (k == 2 * rounds) vl_bvh_tune.chunk = 5;
-        uint32_t n = sizes[k % rounds];
-        for (uint32_t f = 0; f < 2; f++) {
-            uint32_t flags = f | (k >= 2 * rounds ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+    for (uint32_t i = 64; i < many; i++) rays[i] = rays[i % 64];
+    static const uint32_t sizes[] = {1, 2, 3, 7, 12, 64, many};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint32_t n = sizes[k];
+        for (uint32_t f = 0; f < 4; f++) {
+            uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
             int any_invalid = 0;
-            for (uint32_t i = 0; i < n; i++) any_invalid |= !valid[i];
+            for (uint32_t i = 0; i < n; i++) any_invalid |= !valid[i % 64];
             vl_status st = vl_bvh_raycast(bvh, rays, n, flags, hits);
             CHECK(st == (any_invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch %u status %s", n, vl_status_string(st));
             for (uint32_t i = 0; i < n; i++) {
-                int expect_hit = valid[i] && i % 12 != 10;
+                int expect_hit = valid[i % 64] && i % 64 % 12 != 10;
                 CHECK((hits[i].prim != VL_NO_HIT) == expect_hit, "batch %u ray %u prim %u", n, i, hits[i].prim);
                 if (!expect_hit) CHECK(hits[i].t == INFINITY, "miss t %g", hits[i].t);
-                vl_status s1 = vl_bvh_raycast1(bvh, &rays[i], f, &h);
-                CHECK(s1 == (valid[i] ? VL_OK : VL_ERR_INVALID_QUERY), "single status %d ray %u", (int)s1, i);
+                vl_status s1 = vl_bvh_raycast1(bvh, &rays[i], f & 1, &h);
+                CHECK(s1 == (valid[i % 64] ? VL_OK : VL_ERR_INVALID_QUERY), "single status %d ray %u", (int)s1, i);
                 CHECK(h.prim == hits[i].prim && (h.t == hits[i].t), "single and batched ray %u", i);
             }
         }
     }
-    vl_bvh_tune = saved;
     /* direction components below FLT_MIN count as parallel axes */
     vl_ray tiny = ray_at(0.5f, 0.25f, 2.0f, 1e-40f, -1e-40f, -1.0f);
     CHECK(vl_bvh_raycast1(bvh, &tiny, 0, &h) == VL_OK && h.prim != VL_NO_HIT && h.t == 2.0f, "denormal dir t %g", h.t);
@@ -163,25 +157,25 @@ static void test_out_of_memory(void) {
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
     if (bvh) {
-        enum { n = 300 };
-        vl_ray rays[n];
-        vl_hit hits[n], want[n];
-        scene_rays_random(&m, n, 5, rays);
+        enum { most = VL_WALK_BATCH + 100 };
+        vl_ray* rays = malloc(sizeof(vl_ray) * most);
+        vl_hit* hits = malloc(sizeof(vl_hit) * most);
+        vl_hit* want = malloc(sizeof(vl_hit) * most);
+        scene_rays_random(&m, most, 5, rays);
         rays[7].dir[0] = NAN; /* an invalid ray among them */
-        vl_bvh_tuning saved = vl_bvh_tune;
-        for (int small = 0; small < 2; small++) {
-            vl_bvh_tune.small_closest = small ? 4096 : 0; /* streams, then interleaved walks */
-            vl_bvh_tune.stream_leaves = small ? 4 : 0;
+        static const uint32_t sizes[] = {300, most}; /* walks, then ray streams */
+        for (int k = 0; k < 2 && rays && hits && want; k++) {
+            const uint32_t n = sizes[k];
             CHECK(vl_bvh_raycast(bvh, rays, n, 0, want) == VL_ERR_INVALID_QUERY, "raycast");
             hooks.budget = 0;
             size_t before = hooks.bytes;
             CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits) == VL_ERR_INVALID_QUERY, "raycast without scratch");
             CHECK(hooks.bytes == before, "nothing held");
-            for (int i = 0; i < n; i++)
-                CHECK(hits[i].prim == want[i].prim && hits[i].t == want[i].t, "answer %d without scratch", i);
+            for (uint32_t i = 0; i < n; i++)
+                CHECK(hits[i].prim == want[i].prim && hits[i].t == want[i].t, "answer %u without scratch", i);
             hooks.budget = -1;
         }
-        vl_bvh_tune = saved;
+        free(rays), free(hits), free(want);
         vl_bvh_destroy(bvh);
     }
     CHECK(hooks.bytes == 0, "%zu bytes leaked", hooks.bytes);
@@ -190,7 +184,7 @@ static void test_out_of_memory(void) {
 }
 
 /* vl_bvh_raycast_scratch: the same answers as vl_bvh_raycast whichever way a batch goes (walks,
- * streams, grouped chunks), no allocation at all, and a clear error, nothing written, for a
+ * streams, chunks grouped by origin), no allocation at all, and a clear error, nothing written, for a
  * scratch that is missing, misaligned or too small. */
 static void test_caller_scratch(void) {
     scene_mesh m;
@@ -207,7 +201,7 @@ static void test_caller_scratch(void) {
     CHECK(vl_bvh_raycast_scratch_size(bvh, 8, 0) > 0, "size at 8 rays");
     CHECK(vl_bvh_raycast_scratch_size(bvh, 5000, VL_RAY_ANY) >= vl_bvh_raycast_scratch_size(bvh, 500, VL_RAY_ANY),
           "size grows with the batch");
-    enum { n = 6000 };
+    enum { n = VL_STREAM_CHUNK + 1 };
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     vl_hit* want = malloc(sizeof(vl_hit) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
@@ -217,15 +211,12 @@ static void test_caller_scratch(void) {
     scene_rays_random(&m, n, 17, rays);
     rays[11].dir[1] = NAN; /* an invalid ray among them */
     test_alloc_hooks hooks;
-    static const uint32_t sizes[] = {3, 8, 100, 2500, n};
-    vl_bvh_tuning saved = vl_bvh_tune;
-    for (int way = 0; way < 3; way++) {
-        /* the tuning's defaults; every batch as streams; streams in grouped chunks of 1000 rays */
-        if (way == 1) vl_bvh_tune.small_batch = vl_bvh_tune.small_closest = vl_bvh_tune.stream_leaves = 0;
-        if (way == 2) vl_bvh_tune.chunk = 1000;
+    /* walks (100, 2500), streams (6000), two chunks (n), each also grouped by origin */
+    static const uint32_t sizes[] = {3, 8, 100, 2500, 6000, n};
+    for (int way = 0; way < 2; way++) {
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             for (uint32_t f = 0; f < 2; f++) {
-                const uint32_t count = sizes[k], flags = f | (way == 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+                const uint32_t count = sizes[k], flags = f | (way ? VL_RAY_GROUP_BY_ORIGIN : 0u);
                 const size_t need = vl_bvh_raycast_scratch_size(bvh, count, flags);
                 const vl_status expect = count > 11 ? VL_ERR_INVALID_QUERY : VL_OK;
                 CHECK(vl_bvh_raycast(bvh, rays, count, flags, want) == expect, "raycast %u", count);
@@ -252,7 +243,6 @@ static void test_caller_scratch(void) {
             }
         }
     }
-    vl_bvh_tune = saved;
     CHECK(vl_bvh_raycast_scratch(bvh, rays, 100, 4, hits, block, most) == VL_ERR_INVALID_FLAGS, "bad flags");
     CHECK(vl_bvh_raycast_scratch(NULL, rays, 100, 0, hits, block, most) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
     CHECK(vl_bvh_raycast_scratch(bvh, rays, 100, 0, NULL, block, most) == VL_ERR_INVALID_ARGUMENT, "NULL hits");

@@ -1,17 +1,17 @@
-/* Ray-box and box-box kernels at 4 and 8 lanes, in both shapes (one ray against N boxes, N rays
- * against one box), against two oracles:
+/* Ray-box and box-box kernels at the batch width (tests/box_kernels.h over the library's slab
+ * kernels), in both shapes (one ray against N boxes, N rays against one box), against two oracles:
  *  - a scalar mirror of the slab arithmetic (float, same operations): hit flags and entry t must
  *    agree bit for bit, on random and special inputs (signed zeros, infinities, denormal and
  *    huge directions, zero-width and infinite boxes, faces through the ray's origin);
  *  - a geometric oracle in double precision on moderate random scenes: where the double answer
  *    is clear by a margin, the kernel must give it, and its entry t must be within 1e-5 relative. */
+#include "box_kernels.h"
 #include "bvh/primitives.h"
 #include "simd/bvh_kernels.h"
-#include "simd/kernels.h"
 #include "test_util.h"
 
 /* Scalar mirror of the slab test: parallel axes exact, the rest as the kernels compute them. */
-static int ref_slab(const vl_ray_prep* r, const float bmin[3], const float bmax[3], float* tnear) {
+static int ref_slab(const test_ray_prep* r, const float bmin[3], const float bmax[3], float* tnear) {
     float tn = r->tmin, tf = r->tmax;
     for (int a = 0; a < 3; a++) {
         if (r->parallel & (1u << a)) {
@@ -94,7 +94,7 @@ typedef struct soa_store {
 } soa_store;
 
 static soa_store soa_alloc(uint32_t n) {
-    soa_store s = {.n = vl_round_up8(n)};
+    soa_store s = {.n = test_round_up8(n)};
     for (int k = 0; k < 8; k++) s.f[k] = calloc(s.n, sizeof(float));
     return s;
 }
@@ -103,19 +103,19 @@ static void soa_free(soa_store* s) {
     for (int k = 0; k < 8; k++) free(s->f[k]);
 }
 
-static vl_boxes_soa as_boxes(const soa_store* s) {
-    return (vl_boxes_soa){{s->f[0], s->f[1], s->f[2]}, {s->f[3], s->f[4], s->f[5]}};
+static test_boxes_soa as_boxes(const soa_store* s) {
+    return (test_boxes_soa){{s->f[0], s->f[1], s->f[2]}, {s->f[3], s->f[4], s->f[5]}};
 }
 
-static vl_rays_soa as_rays(const soa_store* s, float* tmin, float* tmax) {
+static test_rays_soa as_rays(const soa_store* s, float* tmin, float* tmax) {
     (void)tmin, (void)tmax;
-    return (vl_rays_soa){{s->f[0], s->f[1], s->f[2]}, {s->f[3], s->f[4], s->f[5]}, s->f[6], s->f[7]};
+    return (test_rays_soa){{s->f[0], s->f[1], s->f[2]}, {s->f[3], s->f[4], s->f[5]}, s->f[6], s->f[7]};
 }
 
 static uint64_t g_geo_decided, g_geo_total;
 
 /* Compares one kernel answer (hit when tnear < INFINITY) with both oracles. */
-static void check_answer(const vl_ray* ray, const vl_ray_prep* prep, const float bmin[3], const float bmax[3],
+static void check_answer(const vl_ray* ray, const test_ray_prep* prep, const float bmin[3], const float bmax[3],
                          float kernel_t, int geometric, const char* what) {
     float ref_t = INFINITY;
     int ref_hit = ref_slab(prep, bmin, bmax, &ref_t);
@@ -143,29 +143,27 @@ static void test_ray_vs_boxes(test_rng* rng, int special, uint32_t rounds) {
     for (uint32_t round = 0; round < rounds; round++) {
         uint32_t n = counts[round % 8];
         vl_ray ray = random_ray(rng, special);
-        vl_ray_prep prep = vl_ray_prepare(&ray);
+        test_ray_prep prep = test_ray_prepare(&ray);
         soa_store s = soa_alloc(n);
-        float *t4 = calloc(s.n, sizeof(float)), *t8 = calloc(s.n, sizeof(float));
+        float* tw = calloc(s.n, sizeof(float));
         for (uint32_t i = 0; i < n; i++) {
             float bmin[3], bmax[3];
             random_box(rng, special, ray.origin, bmin, bmax);
             for (int a = 0; a < 3; a++) s.f[a][i] = bmin[a], s.f[3 + a][i] = bmax[a];
         }
-        vl_boxes_soa boxes = as_boxes(&s);
-        uint32_t hits4 = vl_k4_ray_vs_boxes(&prep, &boxes, n, t4);
-        uint32_t hits8 = vl_k8_ray_vs_boxes(&prep, &boxes, n, t8);
+        test_boxes_soa boxes = as_boxes(&s);
+        uint32_t hits = simd_ray_vs_boxes(&prep, &boxes, n, tw);
         uint32_t want_hits = 0;
         for (uint32_t i = 0; i < n; i++) {
             float bmin[3] = {s.f[0][i], s.f[1][i], s.f[2][i]}, bmax[3] = {s.f[3][i], s.f[4][i], s.f[5][i]};
             float ref_t;
             want_hits += (uint32_t)ref_slab(&prep, bmin, bmax, &ref_t);
-            check_answer(&ray, &prep, bmin, bmax, t4[i], !special, "ray_vs_boxes w4");
-            check_answer(&ray, &prep, bmin, bmax, t8[i], !special, "ray_vs_boxes w8");
+            check_answer(&ray, &prep, bmin, bmax, tw[i], !special, "ray_vs_boxes");
         }
-        for (uint32_t i = n; i < ((n + 3u) & ~3u); i++) CHECK(t4[i] == INFINITY, "w4 tail lane %u: %g", i, t4[i]);
-        for (uint32_t i = n; i < s.n; i++) CHECK(t8[i] == INFINITY, "w8 tail lane %u: %g", i, t8[i]);
-        CHECK(hits4 == want_hits && hits8 == want_hits, "hit counts %u %u want %u", hits4, hits8, want_hits);
-        free(t4), free(t8);
+        const uint32_t w = simd_kernel_width();
+        for (uint32_t i = n; i < (n + w - 1) / w * w; i++) CHECK(tw[i] == INFINITY, "tail lane %u: %g", i, tw[i]);
+        CHECK(hits == want_hits, "hit count %u want %u", hits, want_hits);
+        free(tw);
         soa_free(&s);
     }
 }
@@ -176,11 +174,11 @@ static void test_rays_vs_box(test_rng* rng, int special, uint32_t rounds) {
         uint32_t n = counts[round % 7];
         soa_store s = soa_alloc(n);
         vl_ray* rays = calloc(n, sizeof(vl_ray));
-        vl_ray_prep* preps = calloc(n, sizeof(vl_ray_prep));
+        test_ray_prep* preps = calloc(n, sizeof(test_ray_prep));
         int any_parallel = 0;
         for (uint32_t i = 0; i < n; i++) {
             rays[i] = random_ray(rng, special);
-            preps[i] = vl_ray_prepare(&rays[i]);
+            preps[i] = test_ray_prepare(&rays[i]);
             any_parallel |= preps[i].parallel != 0;
             for (int a = 0; a < 3; a++) s.f[a][i] = preps[i].origin[a], s.f[3 + a][i] = preps[i].inv_dir[a];
             s.f[6][i] = preps[i].tmin;
@@ -189,35 +187,31 @@ static void test_rays_vs_box(test_rng* rng, int special, uint32_t rounds) {
         float bmin[3], bmax[3];
         random_box(rng, special, rays[0].origin, bmin, bmax);
         vl_aabb box = {{bmin[0], bmin[1], bmin[2]}, {bmax[0], bmax[1], bmax[2]}};
-        vl_rays_soa soa = as_rays(&s, NULL, NULL);
-        float *t4 = calloc(s.n, sizeof(float)), *t8 = calloc(s.n, sizeof(float));
-        uint32_t hits4 = vl_k4_rays_vs_box(&soa, n, any_parallel, &box, t4);
-        uint32_t hits8 = vl_k8_rays_vs_box(&soa, n, any_parallel, &box, t8);
+        test_rays_soa soa = as_rays(&s, NULL, NULL);
+        float* tw = calloc(s.n, sizeof(float));
+        uint32_t hits = simd_rays_vs_box(&soa, n, any_parallel, &box, tw);
         uint32_t want_hits = 0;
         for (uint32_t i = 0; i < n; i++) {
             float ref_t;
             want_hits += (uint32_t)ref_slab(&preps[i], bmin, bmax, &ref_t);
-            check_answer(&rays[i], &preps[i], bmin, bmax, t4[i], !special, "rays_vs_box w4");
-            check_answer(&rays[i], &preps[i], bmin, bmax, t8[i], !special, "rays_vs_box w8");
+            check_answer(&rays[i], &preps[i], bmin, bmax, tw[i], !special, "rays_vs_box");
         }
-        CHECK(hits4 == want_hits && hits8 == want_hits, "hit counts %u %u want %u", hits4, hits8, want_hits);
-        free(t4), free(t8), free(rays), free(preps);
+        CHECK(hits == want_hits, "hit count %u want %u", hits, want_hits);
+        free(tw), free(rays), free(preps);
         soa_free(&s);
     }
 }
 
 /* Hand-made cases whose answers are known exactly. */
 static float one_ray_one_box(vl_ray ray, vl_aabb box) {
-    vl_ray_prep prep = vl_ray_prepare(&ray);
+    test_ray_prep prep = test_ray_prepare(&ray);
     soa_store s = soa_alloc(1);
     for (int a = 0; a < 3; a++) s.f[a][0] = box.min[a], s.f[3 + a][0] = box.max[a];
-    vl_boxes_soa boxes = as_boxes(&s);
-    float t4[8], t8[8];
-    vl_k4_ray_vs_boxes(&prep, &boxes, 1, t4);
-    vl_k8_ray_vs_boxes(&prep, &boxes, 1, t8);
+    test_boxes_soa boxes = as_boxes(&s);
+    float tw[8];
+    simd_ray_vs_boxes(&prep, &boxes, 1, tw);
     soa_free(&s);
-    CHECK(t4[0] == t8[0] || (isnan(t4[0]) && isnan(t8[0])), "widths disagree: %g %g", t4[0], t8[0]);
-    return t4[0];
+    return tw[0];
 }
 
 static void test_known_cases(void) {
@@ -272,21 +266,19 @@ static void test_box_vs_boxes(test_rng* rng, uint32_t rounds) {
             }
             for (int a = 0; a < 3; a++) s.f[a][i] = bmin[a], s.f[3 + a][i] = bmax[a];
         }
-        vl_boxes_soa boxes = as_boxes(&s);
-        uint32_t *out4 = calloc(n, sizeof(uint32_t)), *out8 = calloc(n, sizeof(uint32_t));
-        uint32_t n4 = vl_k4_box_vs_boxes(&query, &boxes, n, out4);
-        uint32_t n8 = vl_k8_box_vs_boxes(&query, &boxes, n, out8);
-        uint32_t want = 0, agree4 = 1, agree8 = 1;
+        test_boxes_soa boxes = as_boxes(&s);
+        uint32_t* out = calloc(n, sizeof(uint32_t));
+        uint32_t got = simd_box_vs_boxes(&query, &boxes, n, out);
+        uint32_t want = 0, agree = 1;
         for (uint32_t i = 0; i < n; i++) {
             int overlap = 1;
             for (int a = 0; a < 3; a++) overlap &= qmin[a] <= s.f[3 + a][i] && s.f[a][i] <= qmax[a];
             if (!overlap) continue;
-            agree4 &= want < n4 && out4[want] == i;
-            agree8 &= want < n8 && out8[want] == i;
+            agree &= want < got && out[want] == i;
             want++;
         }
-        CHECK(n4 == want && n8 == want && agree4 && agree8, "box_vs_boxes: %u %u want %u", n4, n8, want);
-        free(out4), free(out8);
+        CHECK(got == want && agree, "box_vs_boxes: %u want %u", got, want);
+        free(out);
         soa_free(&s);
     }
 }
@@ -307,7 +299,7 @@ static void test_far_first(test_rng* rng, uint32_t rounds) {
         uint32_t key[4];
         float hit_f[4];
         memcpy(hit_f, hit, sizeof hit);
-        vl_i4_storeu(key, vl_b4_far_first(vl_f4_loadu(hit_f), vl_f4_loadu(tn)));
+        vl_i4_storeu(key, vl_k4_far_first(vl_f4_loadu(hit_f), vl_f4_loadu(tn)));
         uint32_t seen = 0, k = (uint32_t)__builtin_popcount(bits);
         int ok = 1;
         for (uint32_t j = 0; j < 4; j++) {
@@ -323,6 +315,7 @@ static void test_far_first(test_rng* rng, uint32_t rounds) {
         }
         CHECK(ok, "far_first: t %g %g %g %g hit %x -> lanes %u %u %u %u", tn[0], tn[1], tn[2], tn[3], bits, key[0] & 3u,
               key[1] & 3u, key[2] & 3u, key[3] & 3u);
+#if VL_BW == 8
         /* 8 lanes (two walks' nodes): each half is the 4-lane order of its own lanes */
         float tn8[8], hit8[8];
         for (int i = 0; i < 8; i++) {
@@ -330,11 +323,12 @@ static void test_far_first(test_rng* rng, uint32_t rounds) {
             memcpy(&hit8[i], i < 4 ? &hit[(i + 1) & 3] : &hit[i - 4], sizeof(float));
         }
         uint32_t key8[8], low[4], high[4];
-        vl_i8_storeu(key8, vl_b8_far_first(vl_f8_loadu(hit8), vl_f8_loadu(tn8)));
-        vl_i4_storeu(low, vl_b4_far_first(vl_f4_loadu(hit8), vl_f4_loadu(tn8)));
-        vl_i4_storeu(high, vl_b4_far_first(vl_f4_loadu(hit8 + 4), vl_f4_loadu(tn8 + 4)));
+        vl_i8_storeu(key8, vl_k8_far_first(vl_f8_loadu(hit8), vl_f8_loadu(tn8)));
+        vl_i4_storeu(low, vl_k4_far_first(vl_f4_loadu(hit8), vl_f4_loadu(tn8)));
+        vl_i4_storeu(high, vl_k4_far_first(vl_f4_loadu(hit8 + 4), vl_f4_loadu(tn8 + 4)));
         CHECK(!memcmp(key8, low, sizeof low) && !memcmp(key8 + 4, high, sizeof high),
               "far_first, 8 lanes: halves differ from the 4-lane order (hit %x)", bits);
+#endif
     }
 }
 
@@ -348,15 +342,15 @@ static vl_ray random_raw_ray(test_rng* rng) {
     return r;
 }
 
-/* Ray records made VL_W at a time (the batch's) against vl_bvh_rayrec_set one at a time (the
+/* Ray records made VL_BW at a time (the batch's) against vl_bvh_rayrec_set one at a time (the
  * single-ray path's): bit for bit, the valid lanes, the flushed ones; the retired record for an
  * invalid ray. */
 static void test_rayrecs(test_rng* rng, uint32_t rounds) {
     for (uint32_t round = 0; round < rounds; round++) {
         vl_ray rays[8];
         for (int j = 0; j < 8; j++) rays[j] = random_raw_ray(rng);
-        _Alignas(16) float want[8][VL_RAYREC_FLOATS], got4[8][VL_RAYREC_FLOATS], got8[8][VL_RAYREC_FLOATS];
-        uint32_t valid = 0, flat = 0, flat4 = 0, flat8;
+        _Alignas(16) float want[8][VL_RAYREC_FLOATS], got[8][VL_RAYREC_FLOATS];
+        uint32_t valid = 0, flat = 0, flat_w = 0, valid_w = 0;
         for (uint32_t j = 0; j < 8; j++) {
             if (vl_bvh_ray_valid(&rays[j])) {
                 valid |= 1u << j;
@@ -365,17 +359,14 @@ static void test_rayrecs(test_rng* rng, uint32_t rounds) {
                 vl_bvh_rayrec_retired(want[j]);
             }
         }
-        uint32_t valid4 = 0;
-        for (uint32_t h = 0; h < 2; h++) {
+        for (uint32_t h = 0; h < 8; h += VL_BW) {
             uint32_t f;
-            valid4 |= vl_b4_rayrecs((const float*)&rays[4 * h], got4[4 * h], VL_RAYREC_FLOATS, &f) << 4 * h;
-            flat4 |= f << 4 * h;
+            valid_w |= vl_kw_rayrecs((const float*)&rays[h], got[h], VL_RAYREC_FLOATS, &f) << h;
+            flat_w |= f << h;
         }
-        uint32_t valid8 = vl_b8_rayrecs((const float*)rays, got8[0], VL_RAYREC_FLOATS, &flat8);
-        CHECK(valid4 == valid && valid8 == valid, "rayrecs valid %x %x, want %x", valid4, valid8, valid);
-        CHECK(flat4 == flat && flat8 == flat, "rayrecs flat %x %x, want %x", flat4, flat8, flat);
-        CHECK(!memcmp(got4, want, sizeof want) && !memcmp(got8, want, sizeof want), "rayrecs records differ (round %u)",
-              round);
+        CHECK(valid_w == valid, "rayrecs valid %x, want %x", valid_w, valid);
+        CHECK(flat_w == flat, "rayrecs flat %x, want %x", flat_w, flat);
+        CHECK(!memcmp(got, want, sizeof want), "rayrecs records differ (round %u)", round);
     }
 }
 

@@ -1,9 +1,11 @@
 /* volley AABB tree (BVH) over triangles or boxes, queried by batches of rays.
  *
  * A tree is built once (binned SAH) and never written by a query, so any number of threads may
- * query one tree at once. vl_bvh_raycast traces a whole batch with move-to-front traversal: every
- * live ray of the batch is tested against a node at once (SIMD across rays), the survivors move
- * to the front of an index array and only they descend. vl_bvh_raycast1 traces one ray.
+ * query one tree at once. vl_bvh_raycast traces a batch over the tree's 4-wide nodes in one of two
+ * ways: as ray streams, where a list of rays meets a node's 4 child boxes at once (SIMD across
+ * rays, 4 or 8 per test) and each child hit goes on with the list of its rays; or as single-ray
+ * walks, 16 interleaved so that one ray's memory fetches overlap the others' work, each starting
+ * where ray streams over the tree's top levels left it. vl_bvh_raycast1 traces one ray.
  *
  * Triangles are double-sided. The ray-triangle test is Moller-Trumbore (with the triangle's
  * normal precomputed) and a barycentric tolerance of VL_BVH_TRIANGLE_EPSILON: a hit is reported
@@ -102,9 +104,9 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * on a 1.1M-triangle world, at any batch size) trace the top levels of the tree as ray streams and
  * go on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time,
  * with about 96 KB plus 218 bytes per ray (320 KB at most); larger ones run as ray streams, 128K
- * rays at a time, with 96 KB plus 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and
- * any batch whose scratch cannot be allocated, go one ray at a time without scratch (the same
- * answers).
+ * rays at a time, whose lists of 4 rays or fewer go on as the interleaved walks, with 96 KB plus
+ * 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and any batch whose scratch cannot be
+ * allocated, go one ray at a time without scratch (the same answers).
  * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
  * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
  * the tree's box (then a direction octant) and runs as ray streams, at the price of a counting

@@ -1,6 +1,6 @@
 /* Scalar ray tests against nodes, triangles and boxes, and the ray record both traversals share.
  * The triangle and box tests do the same float operations in the same order as the SIMD kernels
- * (src/simd/bvh_kernels_w.h), so batched and single-ray answers agree bit for bit. */
+ * (src/simd/bvh_kernels.h), so batched and single-ray answers agree bit for bit. */
 #ifndef VL_BVH_PRIMITIVES_H
 #define VL_BVH_PRIMITIVES_H
 

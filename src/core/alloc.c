@@ -9,8 +9,7 @@
 
 /* The default hooks: malloc's own alignment where it suffices, else malloc with room to align
  * and the block's start kept in the word below the aligned pointer. A batch's 95 KB scratch,
- * allocated and freed through vl_mem_alloc: 119 ns with glibc's aligned_alloc(64), 27 ns so
- * (session 15). */
+ * allocated and freed through vl_mem_alloc: 119 ns with glibc's aligned_alloc(64), 27 ns so. */
 static int malloc_aligns(size_t alignment) { return alignment <= _Alignof(max_align_t); }
 
 static void* default_alloc(size_t size, size_t alignment, void* user) {

@@ -2,8 +2,8 @@
  *
  * vl_f4/vl_i4 are 4 lanes of float/int32 (SSE on x86, NEON on ARM, plain C with SIMDE_NO_NATIVE);
  * vl_f8/vl_i8 are 8 lanes (AVX2 where built, two 4-lane halves elsewhere). Every function of one
- * width has a twin of the same name in the other, so width-generic code (kernels_w.h) is written
- * once. Masks are vectors whose lanes are all ones (true) or all zeros (false).
+ * width has a twin of the same name in the other, so width-generic code (vl_fw_* in bvh_kernels.h)
+ * is written once. Masks are vectors whose lanes are all ones (true) or all zeros (false).
  *
  * Kernels assume clean input: the public API rejects NaN before it reaches them, so SIMDe may use
  * the fast min/max that do not order NaN (SIMDE_FAST_NANS; a compare+select less on NEON). */
