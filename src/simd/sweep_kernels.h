@@ -1,0 +1,73 @@
+/* Sweep culling kernels, 4 lanes: the sweep's centre ray against boxes grown by its extent
+ * (lanes = sweeps against one node box, or one sweep against 4 child or triangle boxes), the
+ * gather of sweep records, and the boxes of 4 leaf triangles read from their rows.
+ * Inputs are clean: no NaN, finite centres, inverse directions finite and nonzero (a parallel axis
+ * has FLT_MAX), grown extents finite, so no lane ever forms inf - inf or inf * 0. */
+#ifndef VL_SIMD_SWEEP_KERNELS_H
+#define VL_SIMD_SWEEP_KERNELS_H
+
+#include <stdint.h>
+
+#include "simd/simd.h"
+
+/* A sweep's culling form across 4 lanes: centre, inverse direction, grown half extent, tmax. */
+typedef struct vl_sweepv4 {
+    vl_f4 c[3], inv[3], grow[3], tmax;
+} vl_sweepv4;
+
+/* Slab test of the centre ray against [mn - grow, mx + grow] for t in [0, tmax]: the mask of
+ * lanes hit, and their entry t. 6 sub, 6 mul, 12 min/max per 4 lanes. */
+VL_INLINE vl_f4 vl_sweep4_slab(const vl_sweepv4* s, const vl_f4 mn[3], const vl_f4 mx[3], vl_f4* tnear) {
+    vl_f4 tn = vl_f4_zero(), tf = s->tmax;
+    for (int a = 0; a < 3; a++) {
+        vl_f4 lo = vl_f4_mul(vl_f4_sub(vl_f4_sub(mn[a], s->grow[a]), s->c[a]), s->inv[a]);
+        vl_f4 hi = vl_f4_mul(vl_f4_sub(vl_f4_add(mx[a], s->grow[a]), s->c[a]), s->inv[a]);
+        tn = vl_f4_max(tn, vl_f4_min(lo, hi));
+        tf = vl_f4_min(tf, vl_f4_max(lo, hi));
+    }
+    *tnear = tn;
+    return vl_f4_le(tn, tf);
+}
+
+/* One sweep record (12 floats: [c, tmax] [inv, 0] [grow, 0]) broadcast to 4 lanes. */
+VL_INLINE void vl_sweep4_broadcast(const float* rec, vl_sweepv4* s) {
+    for (int a = 0; a < 3; a++) {
+        s->c[a] = vl_f4_set1(rec[a]);
+        s->inv[a] = vl_f4_set1(rec[4 + a]);
+        s->grow[a] = vl_f4_set1(rec[8 + a]);
+    }
+    s->tmax = vl_f4_set1(rec[3]);
+}
+
+/* The records rec + 12 idx[j] (j < 4) transposed into lanes. */
+VL_INLINE void vl_sweep4_gather(const float* rec, const uint32_t* idx, vl_sweepv4* s) {
+    vl_f4 q[4];
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + 12u * (size_t)idx[j]);
+    vl_f4_transpose(q);
+    s->c[0] = q[0], s->c[1] = q[1], s->c[2] = q[2], s->tmax = q[3];
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + 12u * (size_t)idx[j] + 4);
+    vl_f4_transpose(q);
+    s->inv[0] = q[0], s->inv[1] = q[1], s->inv[2] = q[2];
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + 12u * (size_t)idx[j] + 8);
+    vl_f4_transpose(q);
+    s->grow[0] = q[0], s->grow[1] = q[1], s->grow[2] = q[2];
+}
+
+/* The boxes of triangles [s, s + 4) of a leaf of `count` whose rows start at rows (v0, e1 = v1 - v0,
+ * e2n = v0 - v2 per axis), each grown by 2^-20 of its coordinates' magnitude so that the float
+ * vertices v0 + e1 and v0 - e2n cover the exact ones. Lanes past the leaf read the rows' padding
+ * or the next row (the caller drops them). */
+VL_INLINE void vl_sweep4_tri_boxes(const float* rows, uint32_t count, uint32_t s, vl_f4 mn[3], vl_f4 mx[3]) {
+    const vl_f4 rel = vl_f4_set1(0x1p-20f);
+    for (int a = 0; a < 3; a++) {
+        vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
+        vl_f4 e1 = vl_f4_loadu(rows + (size_t)(3 + a) * count + s);
+        vl_f4 e2n = vl_f4_loadu(rows + (size_t)(6 + a) * count + s);
+        vl_f4 v1 = vl_f4_add(v0, e1), v2 = vl_f4_sub(v0, e2n);
+        vl_f4 pad = vl_f4_mul(vl_f4_add(vl_f4_add(vl_f4_abs(v0), vl_f4_abs(e1)), vl_f4_abs(e2n)), rel);
+        mn[a] = vl_f4_sub(vl_f4_min(v0, vl_f4_min(v1, v2)), pad);
+        mx[a] = vl_f4_add(vl_f4_max(v0, vl_f4_max(v1, v2)), pad);
+    }
+}
+
+#endif
