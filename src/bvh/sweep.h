@@ -13,12 +13,12 @@ typedef struct vl_sweep_query {
     int is_box;
 } vl_sweep_query;
 
-/* The float record the node and leaf culling tests read, as three quads: [centre, tmax]
- * [inverse direction, 0] [grown half extent, 0]. The grown half extent is the box's half extent
+/* The float record the node and leaf culling tests read, as four quads: [centre, tmax]
+ * [inverse direction, 0] [grown half extent, 0] [direction, 0]. The grown half extent is the box's half extent
  * (or the radius) plus a pad that covers the float rounding of the culling tests; tmax is the
  * current search limit rounded up (-1: retired, no test passes). */
-#define VL_SWEEPREC_FLOATS 12u
-enum { VL_SR_TMAX = 3, VL_SR_INV = 4, VL_SR_GROW = 8 };
+#define VL_SWEEPREC_FLOATS 16u
+enum { VL_SR_TMAX = 3, VL_SR_INV = 4, VL_SR_GROW = 8, VL_SR_DIR = 12 };
 
 /* The best hit of one sweep so far: the exact (unrounded) time and where the primitive is: a box
  * at slot `first`, or triangle `at & 0xFFFF` of the leaf of `at >> 16` triangles from slot first. */
@@ -34,7 +34,7 @@ int vl_sweep_box_valid(const vl_box_sweep* s);
 void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s);
 void vl_sweep_query_box(vl_sweep_query* q, const vl_box_sweep* s);
 
-/* The culling record of a query (12 floats). */
+/* The culling record of a query (VL_SWEEPREC_FLOATS floats). */
 void vl_sweep_rec_set(float* rec, const vl_sweep_query* q);
 /* A retired record: finite, tmax = -1. */
 void vl_sweep_rec_retired(float* rec);

@@ -5,6 +5,8 @@
 
 #include "simd/sweep_kernels.h"
 
+_Static_assert(VL_SWEEPREC_FLOATS == VL_SWEEPV_STRIDE, "the kernels read the sweep records' layout");
+
 /* Keeps an exact hit at t of the primitive (first, at) if it is the best so far; returns 1 when
  * an any-hit sweep is done. */
 static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_hit, vl_sweep_best* best) {
@@ -19,11 +21,14 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
     const float* rows = vl_bvh_leaf_rows(bvh, first);
     vl_sweepv4 s;
     vl_sweep4_broadcast(rec, &s);
+    vl_f4 dir[3];
+    for (int a = 0; a < 3; a++) dir[a] = vl_f4_set1(rec[VL_SR_DIR + a]);
     for (uint32_t b = 0; b < count; b += 4) {
         vl_f4 mn[3], mx[3], tn;
         vl_sweep4_tri_boxes(rows, count, b, mn, mx);
         uint32_t left = count - b < 4 ? count - b : 4;
-        uint32_t bits = vl_f4_bits(vl_sweep4_slab(&s, mn, mx, &tn)) & ((1u << left) - 1u);
+        vl_f4 reach = vl_f4_and(vl_sweep4_slab(&s, mn, mx, &tn), vl_sweep4_tri_planes(rows, count, b, &s, dir));
+        uint32_t bits = vl_f4_bits(reach) & ((1u << left) - 1u);
         for (; bits; bits &= bits - 1) {
             uint32_t i = b + (uint32_t)__builtin_ctz(bits);
             double v[3][3];

@@ -93,8 +93,9 @@ void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
         double grow = (q->is_box ? q->h[a] : q->r) * (1.0 + 0x1p-19) + pad + fabs(q->c[a] - rec[a]);
         rec[VL_SR_GROW + a] = vl_sweep_limit(grow);
     }
+    for (int a = 0; a < 3; a++) rec[VL_SR_DIR + a] = (float)q->d[a];
     rec[VL_SR_TMAX] = vl_sweep_limit(q->tmax);
-    rec[VL_SR_INV + 3] = rec[VL_SR_GROW + 3] = 0.0f;
+    rec[VL_SR_INV + 3] = rec[VL_SR_GROW + 3] = rec[VL_SR_DIR + 3] = 0.0f;
 }
 
 void vl_sweep_rec_retired(float* rec) {
@@ -188,19 +189,24 @@ static double cylinder_time(const double m[3], const double d[3], const double e
 
 static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double tmax) {
     const double r = q->r;
-    double c[3], w[3];
-    closest_on_tri(q->c, v, c);
-    sub3(q->c, c, w);
-    if (dot3(w, w) <= r * r) return 0.0;
-    double best = INFINITY, e1[3], e2[3], n[3];
+    double best = INFINITY, e1[3], e2[3], n[3], un[3] = {0, 0, 0}, m[3], s0 = 0.0;
     sub3(v[1], v[0], e1), sub3(v[2], v[0], e2);
     cross3(e1, e2, n);
     double nn = dot3(n, n);
-    if (nn > 0.0) { /* the face, offset by r toward the sphere */
-        double len = sqrt(nn), un[3], m[3];
+    sub3(q->c, v[0], m);
+    if (nn > 0.0) {
+        double len = sqrt(nn);
         for (int k = 0; k < 3; k++) un[k] = n[k] / len;
-        sub3(q->c, v[0], m);
-        double s0 = dot3(m, un), dn = dot3(q->d, un), side = s0 > 0.0 ? 1.0 : -1.0;
+        s0 = dot3(m, un);
+    }
+    if (!(nn > 0.0) || fabs(s0) <= r) { /* within r of the plane: maybe touching already */
+        double c[3], w[3];
+        closest_on_tri(q->c, v, c);
+        sub3(q->c, c, w);
+        if (dot3(w, w) <= r * r) return 0.0;
+    }
+    if (nn > 0.0) { /* the face, offset by r toward the sphere */
+        double dn = dot3(q->d, un), side = s0 > 0.0 ? 1.0 : -1.0;
         if (s0 * side > r && dn * side < 0.0) {
             double t = (s0 * side - r) / (-dn * side), p[3];
             for (int k = 0; k < 3; k++) p[k] = q->c[k] + t * q->d[k] - side * r * un[k];
@@ -208,7 +214,7 @@ static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double t
         }
     }
     for (int i = 0; i < 3; i++) {
-        double m[3], e[3];
+        double e[3];
         sub3(q->c, v[i], m);
         sub3(v[(i + 1) % 3], v[i], e);
         best = fmin(best, cylinder_time(m, q->d, e, r));

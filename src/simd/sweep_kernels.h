@@ -15,6 +15,9 @@ typedef struct vl_sweepv4 {
     vl_f4 c[3], inv[3], grow[3], tmax;
 } vl_sweepv4;
 
+/* Floats per sweep record: [c, tmax] [inv, 0] [grow, 0] [dir, 0]. */
+#define VL_SWEEPV_STRIDE 16u
+
 /* Slab test of the centre ray against [mn - grow, mx + grow] for t in [0, tmax]: the mask of
  * lanes hit, and their entry t. 6 sub, 6 mul, 12 min/max per 4 lanes. */
 VL_INLINE vl_f4 vl_sweep4_slab(const vl_sweepv4* s, const vl_f4 mn[3], const vl_f4 mx[3], vl_f4* tnear) {
@@ -29,7 +32,7 @@ VL_INLINE vl_f4 vl_sweep4_slab(const vl_sweepv4* s, const vl_f4 mn[3], const vl_
     return vl_f4_le(tn, tf);
 }
 
-/* One sweep record (12 floats: [c, tmax] [inv, 0] [grow, 0]) broadcast to 4 lanes. */
+/* One sweep record (see VL_SWEEPV_STRIDE) broadcast to 4 lanes. */
 VL_INLINE void vl_sweep4_broadcast(const float* rec, vl_sweepv4* s) {
     for (int a = 0; a < 3; a++) {
         s->c[a] = vl_f4_set1(rec[a]);
@@ -39,16 +42,16 @@ VL_INLINE void vl_sweep4_broadcast(const float* rec, vl_sweepv4* s) {
     s->tmax = vl_f4_set1(rec[3]);
 }
 
-/* The records rec + 12 idx[j] (j < 4) transposed into lanes. */
+/* The records rec + VL_SWEEPV_STRIDE idx[j] (j < 4) transposed into lanes. */
 VL_INLINE void vl_sweep4_gather(const float* rec, const uint32_t* idx, vl_sweepv4* s) {
     vl_f4 q[4];
-    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + 12u * (size_t)idx[j]);
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + VL_SWEEPV_STRIDE * (size_t)idx[j]);
     vl_f4_transpose(q);
     s->c[0] = q[0], s->c[1] = q[1], s->c[2] = q[2], s->tmax = q[3];
-    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + 12u * (size_t)idx[j] + 4);
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + VL_SWEEPV_STRIDE * (size_t)idx[j] + 4);
     vl_f4_transpose(q);
     s->inv[0] = q[0], s->inv[1] = q[1], s->inv[2] = q[2];
-    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + 12u * (size_t)idx[j] + 8);
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + VL_SWEEPV_STRIDE * (size_t)idx[j] + 8);
     vl_f4_transpose(q);
     s->grow[0] = q[0], s->grow[1] = q[1], s->grow[2] = q[2];
 }
@@ -68,6 +71,32 @@ VL_INLINE void vl_sweep4_tri_boxes(const float* rows, uint32_t count, uint32_t s
         mn[a] = vl_f4_sub(vl_f4_min(v0, vl_f4_min(v1, v2)), pad);
         mx[a] = vl_f4_add(vl_f4_max(v0, vl_f4_max(v1, v2)), pad);
     }
+}
+
+/* The triangles [s, s + 4) of a leaf (rows as above) whose planes the sweep can reach: the
+ * signed distances (scaled by |ng|) of the centre at t = 0 and at tmax, s0 = (c - v0).ng and
+ * s1 = s0 + tmax d.ng, against the reach of the shape along ng, grow.|ng| (at least the radius
+ * times |ng|, or the box's half extent along ng), widened by 2^-18 of the magnitudes summed; a
+ * lane is dropped only when both ends lie beyond the reach on the same side. Degenerate
+ * triangles (ng = 0) always pass. */
+VL_INLINE vl_f4 vl_sweep4_tri_planes(const float* rows, uint32_t count, uint32_t s, const vl_sweepv4* w,
+                                     const vl_f4 dir[3]) {
+    vl_f4 s0 = vl_f4_zero(), ds = vl_f4_zero(), reach = vl_f4_zero(), mag = vl_f4_zero();
+    for (int a = 0; a < 3; a++) {
+        vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
+        vl_f4 ng = vl_f4_loadu(rows + (size_t)(9 + a) * count + s), an = vl_f4_abs(ng);
+        vl_f4 rel = vl_f4_sub(w->c[a], v0);
+        s0 = vl_f4_add(s0, vl_f4_mul(rel, ng));
+        ds = vl_f4_add(ds, vl_f4_mul(dir[a], ng));
+        reach = vl_f4_add(reach, vl_f4_mul(w->grow[a], an));
+        mag = vl_f4_add(mag, vl_f4_mul(vl_f4_add(vl_f4_abs(rel), vl_f4_abs(vl_f4_mul(dir[a], w->tmax))), an));
+    }
+    vl_f4 s1 = vl_f4_add(s0, vl_f4_mul(ds, w->tmax));
+    vl_f4 limit = vl_f4_add(reach, vl_f4_mul(mag, vl_f4_set1(0x1p-18f)));
+    vl_f4 above = vl_f4_and(vl_f4_gt(s0, limit), vl_f4_gt(s1, limit));
+    vl_f4 neg = vl_f4_sub(vl_f4_zero(), limit);
+    vl_f4 below = vl_f4_and(vl_f4_lt(s0, neg), vl_f4_lt(s1, neg));
+    return vl_f4_andnot(vl_f4_true(), vl_f4_or(above, below));
 }
 
 #endif
