@@ -14,7 +14,8 @@ typedef struct vl_sweep_query {
 } vl_sweep_query;
 
 /* The float record the node and leaf culling tests read, as four quads: [centre, tmax]
- * [inverse direction, 0] [grown half extent, 0] [direction, 0]. The grown half extent is the box's half extent
+ * [inverse direction, 0] [grown half extent, 0] [direction, sphere reach] (a sphere's grown
+ * radius, 0 for a box). The grown half extent is the box's half extent
  * (or the radius) plus a pad that covers the float rounding of the culling tests; tmax is the
  * current search limit rounded up (-1: retired, no test passes). */
 #define VL_SWEEPREC_FLOATS 16u

@@ -23,20 +23,32 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
     vl_sweep4_broadcast(rec, &s);
     vl_f4 dir[3];
     for (int a = 0; a < 3; a++) dir[a] = vl_f4_set1(rec[VL_SR_DIR + a]);
+    const vl_f4 sphere = vl_f4_set1(rec[VL_SR_DIR + 3]);
+    /* the triangles the sweep may reach, with the entry t of their grown boxes */
+    uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
+    float enter[VL_BVH_MAX_LEAF_SIZE + 4];
     for (uint32_t b = 0; b < count; b += 4) {
         vl_f4 mn[3], mx[3], tn;
         vl_sweep4_tri_boxes(rows, count, b, mn, mx);
         uint32_t left = count - b < 4 ? count - b : 4;
-        vl_f4 reach = vl_f4_and(vl_sweep4_slab(&s, mn, mx, &tn), vl_sweep4_tri_planes(rows, count, b, &s, dir));
+        vl_f4 reach = vl_f4_and(vl_sweep4_slab(&s, mn, mx, &tn), vl_sweep4_tri_planes(rows, count, b, &s, dir, sphere));
         uint32_t bits = vl_f4_bits(reach) & ((1u << left) - 1u);
-        for (; bits; bits &= bits - 1) {
-            uint32_t i = b + (uint32_t)__builtin_ctz(bits);
-            double v[3][3];
-            vl_sweep_tri_vertices(bvh, first, count, i, v);
-            double limit = best->first == VL_BVH_EMPTY ? q->tmax : best->t;
-            if (keep_hit(vl_sweep_exact_tri(q, v, limit), first, count << 16 | i, rec, any_hit, best)) return 1;
-            s.tmax = vl_f4_set1(rec[VL_SR_TMAX]);
+        vl_f4_storeu(enter + b, tn);
+        for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
+    }
+    /* nearest entry first, so that the closest hit's limit drops early */
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t j = i; j > 0 && enter[which[j]] < enter[which[j - 1]]; j--) {
+            uint32_t x = which[j];
+            which[j] = which[j - 1], which[j - 1] = x;
         }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = which[k];
+        if (enter[i] > rec[VL_SR_TMAX]) break;
+        double v[3][3];
+        vl_sweep_tri_vertices(bvh, first, count, i, v);
+        double limit = best->first == VL_BVH_EMPTY ? q->tmax : best->t;
+        if (keep_hit(vl_sweep_exact_tri(q, v, limit), first, count << 16 | i, rec, any_hit, best)) return 1;
     }
     return 0;
 }

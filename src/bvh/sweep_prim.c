@@ -95,11 +95,13 @@ void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
     }
     for (int a = 0; a < 3; a++) rec[VL_SR_DIR + a] = (float)q->d[a];
     rec[VL_SR_TMAX] = vl_sweep_limit(q->tmax);
-    rec[VL_SR_INV + 3] = rec[VL_SR_GROW + 3] = rec[VL_SR_DIR + 3] = 0.0f;
+    rec[VL_SR_INV + 3] = rec[VL_SR_GROW + 3] = 0.0f;
+    rec[VL_SR_DIR + 3] = q->is_box ? 0.0f : rec[VL_SR_GROW];
 }
 
 void vl_sweep_rec_retired(float* rec) {
     for (unsigned i = 0; i < VL_SWEEPREC_FLOATS; i++) rec[i] = 1.0f;
+    rec[VL_SR_DIR + 3] = 0.0f;
     rec[VL_SR_TMAX] = -1.0f;
 }
 
@@ -210,7 +212,8 @@ static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double t
         if (s0 * side > r && dn * side < 0.0) {
             double t = (s0 * side - r) / (-dn * side), p[3];
             for (int k = 0; k < 3; k++) p[k] = q->c[k] + t * q->d[k] - side * r * un[k];
-            if (inside_tri(p, v, n)) best = t;
+            /* touching the face's interior first: no edge or vertex is touched before */
+            if (inside_tri(p, v, n)) return t <= tmax ? t : VL_NO_TIME;
         }
     }
     for (int i = 0; i < 3; i++) {

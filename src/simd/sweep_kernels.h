@@ -15,7 +15,8 @@ typedef struct vl_sweepv4 {
     vl_f4 c[3], inv[3], grow[3], tmax;
 } vl_sweepv4;
 
-/* Floats per sweep record: [c, tmax] [inv, 0] [grow, 0] [dir, 0]. */
+/* Floats per sweep record: [c, tmax] [inv, 0] [grow, 0] [dir, sphere reach] (the grown radius
+ * of a sphere, 0 for a box). */
 #define VL_SWEEPV_STRIDE 16u
 
 /* Slab test of the centre ray against [mn - grow, mx + grow] for t in [0, tmax]: the mask of
@@ -75,22 +76,24 @@ VL_INLINE void vl_sweep4_tri_boxes(const float* rows, uint32_t count, uint32_t s
 
 /* The triangles [s, s + 4) of a leaf (rows as above) whose planes the sweep can reach: the
  * signed distances (scaled by |ng|) of the centre at t = 0 and at tmax, s0 = (c - v0).ng and
- * s1 = s0 + tmax d.ng, against the reach of the shape along ng, grow.|ng| (at least the radius
- * times |ng|, or the box's half extent along ng), widened by 2^-18 of the magnitudes summed; a
- * lane is dropped only when both ends lie beyond the reach on the same side. Degenerate
- * triangles (ng = 0) always pass. */
+ * s1 = s0 + tmax d.ng, against the reach of the shape along ng (a sphere: its grown radius times
+ * |ng|; a box: grow.|ng|), widened by 2^-18 of the magnitudes summed; a lane is dropped only when
+ * both ends lie beyond the reach on the same side. Degenerate triangles (ng = 0) always pass. */
 VL_INLINE vl_f4 vl_sweep4_tri_planes(const float* rows, uint32_t count, uint32_t s, const vl_sweepv4* w,
-                                     const vl_f4 dir[3]) {
-    vl_f4 s0 = vl_f4_zero(), ds = vl_f4_zero(), reach = vl_f4_zero(), mag = vl_f4_zero();
+                                     const vl_f4 dir[3], vl_f4 sphere) {
+    vl_f4 s0 = vl_f4_zero(), ds = vl_f4_zero(), box = vl_f4_zero(), n2 = vl_f4_zero(), mag = vl_f4_zero();
     for (int a = 0; a < 3; a++) {
         vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
         vl_f4 ng = vl_f4_loadu(rows + (size_t)(9 + a) * count + s), an = vl_f4_abs(ng);
         vl_f4 rel = vl_f4_sub(w->c[a], v0);
         s0 = vl_f4_add(s0, vl_f4_mul(rel, ng));
         ds = vl_f4_add(ds, vl_f4_mul(dir[a], ng));
-        reach = vl_f4_add(reach, vl_f4_mul(w->grow[a], an));
+        box = vl_f4_add(box, vl_f4_mul(w->grow[a], an));
+        n2 = vl_f4_add(n2, vl_f4_mul(ng, ng));
         mag = vl_f4_add(mag, vl_f4_mul(vl_f4_add(vl_f4_abs(rel), vl_f4_abs(vl_f4_mul(dir[a], w->tmax))), an));
     }
+    vl_f4 round = vl_f4_mul(sphere, vl_f4_mul(simde_mm_sqrt_ps(n2), vl_f4_set1(1.0f + 0x1p-18f)));
+    vl_f4 reach = vl_f4_select(vl_f4_gt(sphere, vl_f4_zero()), round, box);
     vl_f4 s1 = vl_f4_add(s0, vl_f4_mul(ds, w->tmax));
     vl_f4 limit = vl_f4_add(reach, vl_f4_mul(mag, vl_f4_set1(0x1p-18f)));
     vl_f4 above = vl_f4_and(vl_f4_gt(s0, limit), vl_f4_gt(s1, limit));
