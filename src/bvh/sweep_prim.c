@@ -47,7 +47,7 @@ int vl_sweep_box_valid(const vl_box_sweep* s) {
 
 static void query_dir(vl_sweep_query* q, const float d[3], float tmax) {
     for (int a = 0; a < 3; a++) q->d[a] = fabsf(d[a]) < FLT_MIN ? 0.0 : (double)d[a];
-    q->tmax = tmax;
+    q->tmax = tmax < FLT_MAX ? tmax : FLT_MAX; /* a hit's t is a finite float */
 }
 
 void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s) {
@@ -91,6 +91,9 @@ void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
             rec[VL_SR_INV + a] = fabs(inv) < FLT_MAX ? (float)inv : (float)copysign(FLT_MAX, inv);
         }
         double grow = (q->is_box ? q->h[a] : q->r) * (1.0 + 0x1p-19) + pad + fabs(q->c[a] - rec[a]);
+        /* a parallel axis's exit t is (slab face - c) * FLT_MAX: a centre this far inside keeps
+         * it past tmax */
+        if (q->d[a] == 0.0) grow += 4.0 * (double)vl_sweep_limit(q->tmax) / FLT_MAX;
         rec[VL_SR_GROW + a] = vl_sweep_limit(grow);
     }
     for (int a = 0; a < 3; a++) rec[VL_SR_DIR + a] = (float)q->d[a];
@@ -166,9 +169,11 @@ static void closest_on_tri(const double p[3], const double v[3][3], double out[3
 /* First t >= 0 at which the point m + t d enters the ball of radius r about the origin, from
  * outside (C > 0); INFINITY when never. The root C / (-B + sqrt(disc)) has no cancellation. */
 static double ball_time(const double m[3], const double d[3], double r) {
-    double A = dot3(d, d), B = dot3(m, d), C = dot3(m, m) - r * r;
+    double A = dot3(d, d), B = dot3(m, d), C = dot3(m, m) - r * r, md[3];
     if (!(C > 0.0) || !(B < 0.0)) return INFINITY;
-    double disc = B * B - A * C;
+    /* B^2 - A C in a form without cancellation of the large terms */
+    cross3(m, d, md);
+    double disc = A * r * r - dot3(md, md);
     if (!(disc >= 0.0)) return INFINITY;
     return C / (-B + sqrt(disc));
 }
@@ -179,9 +184,10 @@ static double cylinder_time(const double m[3], const double d[3], const double e
     double ee = dot3(e, e), me[3], de[3];
     if (!(ee > 0.0)) return INFINITY;
     cross3(m, e, me), cross3(d, e, de);
-    double A = dot3(de, de), B = dot3(me, de), C = dot3(me, me) - r * r * ee;
+    double A = dot3(de, de), B = dot3(me, de), C = dot3(me, me) - r * r * ee, mde[3];
     if (!(A > 0.0) || !(C > 0.0) || !(B < 0.0)) return INFINITY;
-    double disc = B * B - A * C;
+    cross3(me, de, mde);
+    double disc = A * r * r * ee - dot3(mde, mde);
     if (!(disc >= 0.0)) return INFINITY;
     double t = C / (-B + sqrt(disc)), p[3];
     for (int k = 0; k < 3; k++) p[k] = m[k] + t * d[k];
@@ -255,7 +261,7 @@ static double sphere_box(const vl_sweep_query* q, const double mn[3], const doub
                 double mj = c[j] - bj, mk = c[k] - bk;
                 double A = d[j] * d[j] + d[k] * d[k], B = mj * d[j] + mk * d[k], C = mj * mj + mk * mk - r * r;
                 if (!(A > 0.0) || !(C > 0.0) || !(B < 0.0)) continue;
-                double disc = B * B - A * C;
+                double cr = mj * d[k] - mk * d[j], disc = A * r * r - cr * cr;
                 if (!(disc >= 0.0)) continue;
                 double t = C / (-B + sqrt(disc)), pa = c[a] + t * d[a];
                 if (pa >= mn[a] && pa <= mx[a]) best = fmin(best, t);
