@@ -203,8 +203,9 @@ static double o_time(const o_query* q, const o_scene* s, uint32_t i) {
     return o_box_box_time(q, &s->boxes[i]);
 }
 
-/* Whether primitive i is near enough the swept shape to be hit: box of the whole sweep. */
-static int o_near(const o_query* q, const o_scene* s, uint32_t i, double grow) {
+/* A lower bound of the first contact of q with primitive i (the centre's entry into the
+ * primitive's box grown by the shape's extent and a margin), or -1 when it cannot touch it. */
+static double o_lower(const o_query* q, const o_scene* s, uint32_t i, double grow) {
     double mn[3], mx[3];
     if (s->tri) {
         for (int k = 0; k < 3; k++) {
@@ -214,12 +215,53 @@ static int o_near(const o_query* q, const o_scene* s, uint32_t i, double grow) {
     } else {
         for (int k = 0; k < 3; k++) mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
     }
-    double T = q->tmax < 1e30 ? q->tmax : 1e30;
+    double lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
     for (int k = 0; k < 3; k++) {
-        double e = (q->box ? q->h[k] : q->r) + grow, a = q->c[k], b = q->c[k] + T * q->d[k];
-        if (fmin(a, b) - e > mx[k] || fmax(a, b) + e < mn[k]) return 0;
+        double e = (q->box ? q->h[k] : q->r) + grow, a0 = mn[k] - e - q->c[k], a1 = mx[k] + e - q->c[k];
+        if (q->d[k] == 0) {
+            if (a0 > 0 || a1 < 0) return -1.0;
+            continue;
+        }
+        double t1 = a0 / q->d[k], t2 = a1 / q->d[k];
+        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
     }
-    return 1;
+    return lo <= hi ? lo : -1.0;
+}
+
+typedef struct o_cand {
+    double lower;
+    uint32_t prim;
+} o_cand;
+
+static int o_cand_cmp(const void* a, const void* b) {
+    double x = ((const o_cand*)a)->lower, y = ((const o_cand*)b)->lower;
+    return x < y ? -1 : x > y;
+}
+
+/* The first contact T over all primitives (INFINITY: none) and its primitive: candidates by
+ * their lower bounds, until a bound passes the best contact. */
+static double o_first(const o_query* q, const o_scene* s, uint32_t* prim) {
+    static o_cand* cand;
+    static uint32_t cap;
+    if (cap < s->count) {
+        free(cand);
+        cap = s->count;
+        cand = malloc(sizeof(o_cand) * cap);
+    }
+    uint32_t n = 0;
+    double grow = 1e-3 * (s->scale + 1);
+    for (uint32_t i = 0; i < s->count; i++) {
+        double lb = o_lower(q, s, i, grow);
+        if (lb >= 0) cand[n].lower = lb, cand[n++].prim = i;
+    }
+    qsort(cand, n, sizeof(o_cand), o_cand_cmp);
+    double T = INFINITY;
+    *prim = VL_NO_HIT;
+    for (uint32_t k = 0; k < n && cand[k].lower <= T && T > 0; k++) {
+        double t = o_time(q, s, cand[k].prim);
+        if (t >= 0 && t < T) T = t, *prim = cand[k].prim;
+    }
+    return T;
 }
 
 /* q with its shape grown by g (g < 0: shrunk, not below 0). */
@@ -261,13 +303,8 @@ static const char* g_what = "";
 /* One answer (hit, contact may be NULL) against the oracle; closest or any. */
 static void check_answer(const o_query* q, const o_scene* s, vl_hit hit, const vl_contact* contact, int any,
                          uint32_t index) {
-    double T = INFINITY;
-    uint32_t Tprim = VL_NO_HIT;
-    for (uint32_t i = 0; i < s->count; i++) {
-        if (!o_near(q, s, i, 1e-3 * (s->scale + 1))) continue;
-        double t = o_time(q, s, i);
-        if (t >= 0 && t < T) T = t, Tprim = i;
-    }
+    uint32_t Tprim;
+    double T = o_first(q, s, &Tprim);
     double dl = sqrt(o_dot(q->d, q->d));
     if (hit.prim == VL_NO_HIT) {
         CHECK(hit.t == INFINITY, "%s %u: miss with t %g", g_what, index, hit.t);

@@ -450,7 +450,7 @@ static void sphere_contact(const vl_sweep_query* q, double t, const double p[3],
 
 static void tri_answer(const vl_sweep_query* q, const double v[3][3], double t, float tr, vl_hit* hit,
                        vl_contact* contact) {
-    double p[3], n[3], ct[3];
+    double p[3], n[3] = {0.0, 0.0, 0.0}, ct[3];
     if (!q->is_box) {
         for (int k = 0; k < 3; k++) ct[k] = q->c[k] + (double)tr * q->d[k];
         closest_on_tri(ct, v, p);
@@ -498,7 +498,7 @@ static void box_answer(const vl_sweep_query* q, const double mn[3], const double
         sphere_contact(q, tr, p, contact);
         return;
     }
-    double n[3];
+    double n[3] = {0.0, 0.0, 0.0}; /* stays 0 (then -dir) only if rounding loses the contact */
     box_box(q, mn, mx, INFINITY, n);
     double grow = 0x1p-18 * (fmax(q->scale, box_scale(mn, mx)) + sqrt(dot3(q->d, q->d)) * t) + 1e-30;
     for (int k = 0; k < 3; k++) {
