@@ -151,6 +151,65 @@ VL_API vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, u
  * statuses as vl_bvh_raycast. */
 VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, vl_hit* hit);
 
+/* ---- Sphere and box sweeps -----------------------------------------------------------------
+ * A sweep moves a sphere (vl_sphere_sweep) or a box (vl_box_sweep) by t * dir for t in [0, tmax]
+ * and answers the first t at which it touches a primitive: exact against the triangle (the sphere
+ * against the triangle grown by the radius: face, edges, vertices; the box by the 13 separating
+ * axes over time) and against boxes (the box rounded by the radius; box-box by 3 axes over time).
+ * Triangles are double-sided and closed (touching counts); a triangle of zero area is hit as its
+ * edges and vertices. A sweep that starts in contact (or overlapping) answers t = 0.
+ * Tolerance: with T the true first contact (of the tree's copy of the triangles: v0, and the edges
+ * rounded to float once), the reported t satisfies T - tol <= t <= T (never later), where
+ * tol = VL_SWEEP_TOLERANCE * (S + |dir| T) / |dir| and S is the largest magnitude of any coordinate
+ * of the moving shape's start (centre +- radius, box corners) and of the primitive. Near misses
+ * and near hits closer than that (grazing) may go either way.
+ * hit: t, prim; u and v are the barycentric coordinates (weights of the second and third
+ * vertices) of the contact point on a triangle, 0 for boxes. A miss is prim = VL_NO_HIT,
+ * t = INFINITY.
+ * Contacts (optional, every hit, closest or any): see vl_contact. At t = 0 the normal is the
+ * direction of least separation along the sweep (moving away from a touched surface, its
+ * component along dir is removed; deep inside, -dir / |dir|).
+ * A sweep is valid when no field is NaN, centre, box and dir are finite, some component of dir is
+ * at least FLT_MIN in magnitude (smaller ones count as 0), tmax >= 0 (INFINITY allowed),
+ * radius >= 0 (sphere) and box.min <= box.max. */
+#define VL_SWEEP_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
+
+/* Sweeps `count` spheres as one batch (move-to-front over the 4-wide tree, SIMD across sweeps);
+ * hits[i] answers sweeps[i]. flags: VL_RAY_CLOSEST or VL_RAY_ANY (VL_RAY_GROUP_BY_ORIGIN is
+ * accepted and changes nothing). Scratch comes from the allocator hooks, once per call (or from
+ * the caller: vl_bvh_sweep_spheres_scratch). Thread-safe on a shared tree.
+ * VL_OK; VL_ERR_INVALID_QUERY when some sweeps were invalid (each answered as a miss, the rest
+ * answered); VL_ERR_INVALID_ARGUMENT for a NULL bvh, sweeps or hits with count > 0;
+ * VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written). When the scratch cannot be
+ * allocated the sweeps go one at a time, without it (the same answers).
+ * count 0 is VL_OK. */
+VL_API vl_status vl_bvh_sweep_spheres(const vl_bvh* bvh, const vl_sphere_sweep* sweeps, uint32_t count,
+                                      uint32_t flags, vl_hit* hits);
+VL_API vl_status vl_bvh_sweep_boxes(const vl_bvh* bvh, const vl_box_sweep* sweeps, uint32_t count, uint32_t flags,
+                                    vl_hit* hits);
+
+/* Bytes of scratch the _scratch forms need for count sweeps (spheres or boxes alike); 0 for a
+ * NULL bvh, unknown flags or count 0. Aligned to VL_BVH_SCRATCH_ALIGNMENT. */
+VL_API size_t vl_bvh_sweep_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags);
+
+/* The batches on the caller's scratch (allocation-free), with optional contacts (contacts may be
+ * NULL; else contacts[i] describes hits[i]). Same answers and statuses as the plain forms, and
+ * VL_ERR_INVALID_ARGUMENT (nothing written) for a NULL, misaligned or too small scratch. */
+VL_API vl_status vl_bvh_sweep_spheres_scratch(const vl_bvh* bvh, const vl_sphere_sweep* sweeps, uint32_t count,
+                                              uint32_t flags, vl_hit* hits, vl_contact* contacts, void* scratch,
+                                              size_t scratch_bytes);
+VL_API vl_status vl_bvh_sweep_boxes_scratch(const vl_bvh* bvh, const vl_box_sweep* sweeps, uint32_t count,
+                                            uint32_t flags, vl_hit* hits, vl_contact* contacts, void* scratch,
+                                            size_t scratch_bytes);
+
+/* One sweep, no batch, no allocation; contact may be NULL. The same primitive as the batch, or
+ * one at the same t. VL_ERR_INVALID_QUERY (and a miss) for an invalid sweep; other statuses as the
+ * batches. */
+VL_API vl_status vl_bvh_sweep_sphere1(const vl_bvh* bvh, const vl_sphere_sweep* sweep, uint32_t flags, vl_hit* hit,
+                                      vl_contact* contact);
+VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep, uint32_t flags, vl_hit* hit,
+                                   vl_contact* contact);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,14 @@ typedef struct vl_box_sweep {
     float dir[3], tmax;
 } vl_box_sweep;
 
+/* Where a sweep touched a primitive: the contact point (on the primitive's surface, where the
+ * moving shape at the reported t meets it) and the unit surface normal there, pointing from the
+ * primitive toward the moving shape and against the sweep's direction (dot(normal, dir) <= 0).
+ * All zero on a miss. */
+typedef struct vl_contact {
+    float point[3], normal[3];
+} vl_contact;
+
 /* Query flags. */
 #define VL_RAY_CLOSEST 0u /* the nearest hit (default) */
 #define VL_RAY_ANY 1u     /* occlusion: any hit ends the ray; hit.t is the first one found */

@@ -1,0 +1,231 @@
+// Sphere and box sweep bench, one thread, closest hit: volley batched (batches of 64, 1024, 16384,
+// plain and on caller scratch) and single-query, against Bullet's btCollisionWorld::convexSweepTest
+// with btSphereShape / btBoxShape against a btBvhTriangleMeshShape (one btCollisionObject in a
+// btCollisionWorld) when CMake found Bullet. Scenes: the bunny (when the data folder is there) and
+// the procedural world of bench_bvh.cpp (1.1M triangles). Sweeps start near the surface (within a
+// few triangle sizes of a random point on a random triangle), shapes and lengths at the scale of
+// the triangles, in random directions. items_per_second is sweeps per second.
+//   volley_bench --benchmark_filter='sweep/'
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <volley/volley.h>
+
+#include "../tests/scenes.h"
+
+#ifdef VOLLEY_BENCH_BULLET
+#include <btBulletCollisionCommon.h>
+#endif
+
+namespace {
+
+constexpr uint32_t kSweeps = 1u << 14;
+
+struct SweepScene {
+    scene_mesh mesh{};
+    vl_bvh* bvh = nullptr;
+    std::vector<vl_sphere_sweep> spheres;
+    std::vector<vl_box_sweep> boxes;
+#ifdef VOLLEY_BENCH_BULLET
+    std::vector<int> indices;
+    std::vector<btScalar> verts;
+    std::unique_ptr<btTriangleIndexVertexArray> array;
+    std::unique_ptr<btBvhTriangleMeshShape> shape;
+    std::unique_ptr<btDefaultCollisionConfiguration> config;
+    std::unique_ptr<btCollisionDispatcher> dispatcher;
+    std::unique_ptr<btDbvtBroadphase> broadphase;
+    std::unique_ptr<btCollisionWorld> world;
+    std::unique_ptr<btCollisionObject> object;
+    std::vector<std::unique_ptr<btConvexShape>> sphere_shapes, box_shapes;
+#endif
+};
+
+// Sweeps near the surface: from a random point of a random triangle, pushed off along the
+// triangle's normal by 0.5 to 3 shape sizes, moving 1 to 8 shape sizes in a random direction;
+// the shape size is the mean edge length times 0.3 to 1.5.
+void make_sweeps(SweepScene* s) {
+    const scene_mesh& m = s->mesh;
+    double edge = 0;
+    for (uint32_t i = 0; i < m.triangle_count; i += 7) {
+        const float* a = m.xyz + 3 * (size_t)m.indices[3 * (size_t)i];
+        const float* b = m.xyz + 3 * (size_t)m.indices[3 * (size_t)i + 1];
+        edge += std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+    }
+    edge /= (m.triangle_count + 6) / 7;
+    test_rng rng = {2024};
+    s->spheres.resize(kSweeps);
+    s->boxes.resize(kSweeps);
+    for (uint32_t i = 0; i < kSweeps; i++) {
+        uint32_t t = test_u32(&rng, m.triangle_count);
+        const float* v[3];
+        for (int k = 0; k < 3; k++) v[k] = m.xyz + 3 * (size_t)m.indices[3 * (size_t)t + k];
+        float u = test_float(&rng, 0, 1), w = test_float(&rng, 0, 1);
+        if (u + w > 1) u = 1 - u, w = 1 - w;
+        float e1[3], e2[3], n[3], p[3], d[3];
+        for (int a = 0; a < 3; a++) e1[a] = v[1][a] - v[0][a], e2[a] = v[2][a] - v[0][a];
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        float nl = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        nl = nl > 0 ? nl : 1;
+        float size = (float)edge * test_float(&rng, 0.3f, 1.5f);
+        float off = size * test_float(&rng, 0.5f, 3.0f);
+        for (int a = 0; a < 3; a++) p[a] = v[0][a] + u * e1[a] + w * e2[a] + off * n[a] / nl;
+        scene_direction(&rng, d);
+        float len = size * test_float(&rng, 1.0f, 8.0f);
+        vl_sphere_sweep& sp = s->spheres[i];
+        vl_box_sweep& bx = s->boxes[i];
+        for (int a = 0; a < 3; a++) {
+            sp.center[a] = p[a], sp.dir[a] = d[a] * len;
+            float h = size * test_float(&rng, 0.5f, 1.0f);
+            bx.box.min[a] = p[a] - h, bx.box.max[a] = p[a] + h, bx.dir[a] = d[a] * len;
+        }
+        sp.radius = size, sp.tmax = 1.0f;
+        bx.tmax = 1.0f;
+    }
+}
+
+bool load_mesh(int which, scene_mesh* m) {
+    if (which == 0) return scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", m) != 0;
+    return scene_world(640, 3000, 16, 42, m) != 0;
+}
+
+SweepScene* get_scene(int which) {
+    static SweepScene* scenes[2] = {nullptr, nullptr};
+    if (scenes[which]) return scenes[which];
+    auto* s = new SweepScene;
+    if (!load_mesh(which, &s->mesh)) return nullptr;
+    const scene_mesh& m = s->mesh;
+    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
+        return nullptr;
+    make_sweeps(s);
+    scenes[which] = s;
+    return s;
+}
+
+void report(benchmark::State& state, uint64_t sweeps, const std::vector<vl_hit>& hits, uint32_t n) {
+    uint32_t h = 0;
+    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
+    state.SetItemsProcessed((int64_t)sweeps);
+    state.counters["hit%"] = 100.0 * h / n;
+}
+
+// batch 0: the single-query form on every sweep; otherwise batches of `batch` (plain, or on one
+// scratch block made before the timing).
+void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
+    SweepScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    const uint32_t batch = (uint32_t)state.range(0);
+    std::vector<vl_hit> hits(kSweeps);
+    const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
+    void* scratch = bytes ? std::aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    uint64_t done = 0;
+    for (auto _ : state) {
+        for (uint32_t i = 0; i < kSweeps; i += batch ? batch : kSweeps) {
+            uint32_t n = batch ? std::min(batch, kSweeps - i) : kSweeps;
+            if (!batch) {
+                for (uint32_t j = 0; j < kSweeps; j++) {
+                    if (boxes) vl_bvh_sweep_box1(s->bvh, &s->boxes[j], 0, &hits[j], nullptr);
+                    else vl_bvh_sweep_sphere1(s->bvh, &s->spheres[j], 0, &hits[j], nullptr);
+                }
+            } else if (scratch) {
+                if (boxes)
+                    vl_bvh_sweep_boxes_scratch(s->bvh, &s->boxes[i], n, 0, &hits[i], nullptr, scratch, bytes);
+                else
+                    vl_bvh_sweep_spheres_scratch(s->bvh, &s->spheres[i], n, 0, &hits[i], nullptr, scratch, bytes);
+            } else {
+                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i]);
+                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i]);
+            }
+        }
+        done += kSweeps;
+    }
+    std::free(scratch);
+    report(state, done, hits, kSweeps);
+}
+
+#ifdef VOLLEY_BENCH_BULLET
+void bullet_build(SweepScene* s) {
+    const scene_mesh& m = s->mesh;
+    s->indices.assign(m.indices, m.indices + 3 * (size_t)m.triangle_count);
+    s->verts.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
+    s->array.reset(new btTriangleIndexVertexArray((int)m.triangle_count, s->indices.data(), 3 * sizeof(int),
+                                                  (int)m.vertex_count, s->verts.data(), 3 * sizeof(btScalar)));
+    s->shape.reset(new btBvhTriangleMeshShape(s->array.get(), true, true));
+    s->config.reset(new btDefaultCollisionConfiguration());
+    s->dispatcher.reset(new btCollisionDispatcher(s->config.get()));
+    s->broadphase.reset(new btDbvtBroadphase());
+    s->world.reset(new btCollisionWorld(s->dispatcher.get(), s->broadphase.get(), s->config.get()));
+    s->object.reset(new btCollisionObject());
+    s->object->setCollisionShape(s->shape.get());
+    s->world->addCollisionObject(s->object.get());
+    s->world->updateAabbs();
+    for (uint32_t i = 0; i < kSweeps; i++) {
+        s->sphere_shapes.emplace_back(new btSphereShape(s->spheres[i].radius));
+        const vl_aabb& b = s->boxes[i].box;
+        s->box_shapes.emplace_back(new btBoxShape(
+            btVector3(0.5f * (b.max[0] - b.min[0]), 0.5f * (b.max[1] - b.min[1]), 0.5f * (b.max[2] - b.min[2]))));
+    }
+}
+
+void BM_bullet(benchmark::State& state, int which, int boxes) {
+    SweepScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    if (!s->world) bullet_build(s);
+    const uint32_t n = kSweeps / 8; // Bullet is slow: an eighth of the sweeps per iteration
+    std::vector<vl_hit> hits(n);
+    uint64_t done = 0;
+    const btQuaternion identity(0, 0, 0, 1);
+    for (auto _ : state) {
+        for (uint32_t i = 0; i < n; i++) {
+            float c[3], d[3];
+            const btConvexShape* shape;
+            if (boxes) {
+                const vl_box_sweep& b = s->boxes[i];
+                for (int a = 0; a < 3; a++) c[a] = 0.5f * (b.box.min[a] + b.box.max[a]), d[a] = b.dir[a] * b.tmax;
+                shape = s->box_shapes[i].get();
+            } else {
+                const vl_sphere_sweep& sp = s->spheres[i];
+                for (int a = 0; a < 3; a++) c[a] = sp.center[a], d[a] = sp.dir[a] * sp.tmax;
+                shape = s->sphere_shapes[i].get();
+            }
+            btVector3 from(c[0], c[1], c[2]), to(c[0] + d[0], c[1] + d[1], c[2] + d[2]);
+            btCollisionWorld::ClosestConvexResultCallback cb(from, to);
+            s->world->convexSweepTest(shape, btTransform(identity, from), btTransform(identity, to), cb);
+            hits[i].prim = cb.hasHit() ? 0u : VL_NO_HIT;
+        }
+        done += n;
+    }
+    report(state, done, hits, n);
+}
+#endif
+
+int register_all() {
+    scene_mesh probe;
+    const bool bunny = scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &probe) != 0;
+    if (bunny) scene_free(&probe);
+    for (int which = bunny ? 0 : 1; which < 2; which++) {
+        for (int boxes = 0; boxes < 2; boxes++) {
+            std::string p = std::string("sweep/") + (which ? "world" : "bunny") + "/" + (boxes ? "box" : "sphere") + "/";
+            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, boxes, 0)
+                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley, which, boxes, 1)
+                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, boxes, 0)
+                ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+#ifdef VOLLEY_BENCH_BULLET
+            benchmark::RegisterBenchmark((p + "bullet").c_str(), BM_bullet, which, boxes)
+                ->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
+        }
+    }
+    return 0;
+}
+
+const int registered = register_all();
+
+} // namespace

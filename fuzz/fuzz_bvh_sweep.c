@@ -1,0 +1,156 @@
+/* Fuzzes the sweeps: a byte stream becomes a small scene of triangles or boxes on a coarse grid
+ * (shared vertices, coplanar faces, zero-area triangles, flat and infinite boxes) and batches of
+ * sphere and box sweeps through it (axis-aligned, touching, zero-length, infinite, invalid). Every
+ * sweep's batched answer (plain and on caller scratch, with contacts) and single answer must agree
+ * with a brute force over all primitives with the library's exact tests (so that only culling is
+ * on trial here; the exact tests meet an independent oracle in test_bvh_sweep.c): a hit exactly
+ * when brute force has one, t never later than the first contact, contacts with unit normals
+ * facing against the sweep, a miss and VL_ERR_INVALID_QUERY for invalid sweeps, no leak. */
+#include <volley/volley.h>
+
+#include "bvh/sweep.h"
+#include "fuzz_util.h"
+
+#define MAX_PRIMS 32
+#define MAX_SWEEPS 24
+
+typedef struct scene {
+    int boxes;
+    uint32_t count;
+    float xyz[MAX_PRIMS * 9];
+    vl_aabb box[MAX_PRIMS];
+} scene;
+
+static vl_bvh* build_scene(fuzz_input* in, scene* s) {
+    uint8_t mode = fuzz_byte(in);
+    s->boxes = mode & 1;
+    s->count = 1 + fuzz_byte(in) % MAX_PRIMS;
+    vl_bvh_desc desc = vl_bvh_default_desc();
+    desc.max_leaf_size = 1 + (mode >> 1) % 8;
+    vl_bvh* bvh = NULL;
+    if (s->boxes) {
+        for (uint32_t i = 0; i < s->count; i++)
+            for (int a = 0; a < 3; a++) {
+                float lo = fuzz_coord(in), size = fabsf(fuzz_coord(in));
+                if (isnan(lo) || isnan(size)) lo = 0.0f, size = 1.0f;
+                if (lo == INFINITY) lo = -INFINITY; /* a box at +infinity is valid but useless */
+                s->box[i].min[a] = lo, s->box[i].max[a] = isnan(lo + size) ? INFINITY : lo + size;
+            }
+        FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh) == VL_OK, "boxes refused");
+    } else {
+        static uint32_t idx[MAX_PRIMS * 3];
+        for (uint32_t i = 0; i < s->count * 9; i++) {
+            float x = fuzz_coord(in);
+            s->xyz[i] = isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f;
+        }
+        for (uint32_t i = 0; i < s->count * 3; i++) idx[i] = i;
+        FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh) == VL_OK, "tris refused");
+    }
+    return bvh;
+}
+
+/* The library's exact time of sweep q against primitive i, vertices as the tree keeps them. */
+static double exact(const scene* s, const vl_sweep_query* q, uint32_t i) {
+    if (s->boxes) {
+        double mn[3], mx[3];
+        for (int a = 0; a < 3; a++) mn[a] = s->box[i].min[a], mx[a] = s->box[i].max[a];
+        return vl_sweep_exact_box(q, mn, mx, q->tmax);
+    }
+    const float* p = s->xyz + 9 * (size_t)i;
+    double v[3][3];
+    for (int a = 0; a < 3; a++) {
+        float e1 = p[3 + a] - p[a], e2n = p[a] - p[6 + a];
+        v[0][a] = p[a], v[1][a] = (double)p[a] + e1, v[2][a] = (double)p[a] - e2n;
+    }
+    return vl_sweep_exact_tri(q, v, q->tmax);
+}
+
+static float fuzz_dir(fuzz_input* in) {
+    uint8_t b = fuzz_byte(in);
+    return b < 96 ? 0.0f : b < 112 ? -0.0f : fuzz_coord(in);
+}
+
+static void check_answer(const scene* s, const vl_sweep_query* q, int valid, vl_hit h, const vl_contact* c,
+                         int any, const char* path, uint32_t i) {
+    if (!valid) {
+        FUZZ_CHECK(h.prim == VL_NO_HIT && h.t == INFINITY, "%s %u: invalid sweep hit", path, i);
+        return;
+    }
+    double T = INFINITY;
+    for (uint32_t k = 0; k < s->count; k++) {
+        double t = exact(s, q, k);
+        if (t >= 0.0 && t < T) T = t;
+    }
+    FUZZ_CHECK((h.prim != VL_NO_HIT) == (T < INFINITY), "%s %u: prim %u, brute force T %g (c %g %g %g h %g %g %g r %g d %g %g %g tmax %g)", path, i, h.prim, T, q->c[0], q->c[1], q->c[2], q->h[0], q->h[1], q->h[2], q->r, q->d[0], q->d[1], q->d[2], q->tmax);
+    if (h.prim == VL_NO_HIT) return;
+    FUZZ_CHECK(h.prim < s->count, "%s %u: prim %u", path, i, h.prim);
+    double tp = exact(s, q, h.prim);
+    FUZZ_CHECK(tp >= 0.0 && h.t <= tp && h.t >= 0.0f, "%s %u: t %g, its prim's contact %g", path, i, h.t, tp);
+    if (!any) FUZZ_CHECK(tp == T, "%s %u: prim %u at %g, first contact %g", path, i, h.prim, tp, T);
+    if (c) {
+        double nl = 0, nd = 0, dl = 0;
+        for (int a = 0; a < 3; a++)
+            nl += (double)c->normal[a] * c->normal[a], nd += (double)c->normal[a] * q->d[a], dl += q->d[a] * q->d[a];
+        FUZZ_CHECK(fabs(sqrt(nl) - 1.0) < 1e-5, "%s %u: |normal| %g", path, i, sqrt(nl));
+        FUZZ_CHECK(nd <= 1e-6 * sqrt(dl), "%s %u: normal . dir %g", path, i, nd);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    size_t before = vl_bytes_in_use();
+    fuzz_input in = {data, size, 0};
+    static scene s;
+    vl_bvh* bvh = build_scene(&in, &s);
+    if (bvh) {
+        static vl_sphere_sweep sph[MAX_SWEEPS];
+        static vl_box_sweep box[MAX_SWEEPS];
+        static vl_hit hits[MAX_SWEEPS], plain[MAX_SWEEPS];
+        static vl_contact contacts[MAX_SWEEPS];
+        static _Alignas(64) uint8_t scratch[1 << 16];
+        while (!fuzz_done(&in)) {
+            uint8_t b = fuzz_byte(&in);
+            uint32_t n = 1 + b % MAX_SWEEPS, flags = (b >> 7) ? VL_RAY_ANY : VL_RAY_CLOSEST;
+            int boxes = (b >> 6) & 1;
+            for (uint32_t i = 0; i < n; i++) {
+                uint8_t t = fuzz_byte(&in);
+                float tmax = t < 96 ? INFINITY : t < 250 ? (float)(t % 40) * 0.5f : fuzz_coord(&in);
+                float r = fuzz_byte(&in) < 200 ? (float)(fuzz_byte(&in) % 8) * 0.25f : fuzz_coord(&in);
+                for (int a = 0; a < 3; a++) {
+                    float c = fuzz_coord(&in), d = fuzz_dir(&in);
+                    sph[i].center[a] = c, sph[i].dir[a] = d;
+                    box[i].box.min[a] = c, box[i].box.max[a] = c + r, box[i].dir[a] = d;
+                }
+                sph[i].radius = r, sph[i].tmax = box[i].tmax = tmax;
+            }
+            size_t bytes = vl_bvh_sweep_scratch_size(bvh, n, flags);
+            FUZZ_CHECK(bytes <= sizeof scratch, "scratch %zu", bytes);
+            vl_status st = boxes ? vl_bvh_sweep_boxes_scratch(bvh, box, n, flags, hits, contacts, scratch, bytes)
+                                 : vl_bvh_sweep_spheres_scratch(bvh, sph, n, flags, hits, contacts, scratch, bytes);
+            vl_status st2 = boxes ? vl_bvh_sweep_boxes(bvh, box, n, flags, plain)
+                                  : vl_bvh_sweep_spheres(bvh, sph, n, flags, plain);
+            FUZZ_CHECK(st == st2, "plain status %s", vl_status_string(st2));
+            FUZZ_CHECK(memcmp(hits, plain, sizeof(vl_hit) * n) == 0, "plain and scratch answers differ");
+            int any_invalid = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                vl_sweep_query q;
+                int valid = boxes ? vl_sweep_box_valid(&box[i]) : vl_sweep_sphere_valid(&sph[i]);
+                any_invalid |= !valid;
+                if (valid) {
+                    if (boxes) vl_sweep_query_box(&q, &box[i]);
+                    else vl_sweep_query_sphere(&q, &sph[i]);
+                }
+                vl_hit one;
+                vl_contact c1;
+                vl_status s1 = boxes ? vl_bvh_sweep_box1(bvh, &box[i], flags, &one, &c1)
+                                     : vl_bvh_sweep_sphere1(bvh, &sph[i], flags, &one, &c1);
+                FUZZ_CHECK(s1 == (valid ? VL_OK : VL_ERR_INVALID_QUERY), "single status %s", vl_status_string(s1));
+                check_answer(&s, &q, valid, hits[i], &contacts[i], flags != 0, "batched", i);
+                check_answer(&s, &q, valid, one, &c1, flags != 0, "single", i);
+            }
+            FUZZ_CHECK(st == (any_invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch status %s", vl_status_string(st));
+        }
+        vl_bvh_destroy(bvh);
+    }
+    FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+    return 0;
+}

@@ -1,0 +1,85 @@
+/* Sphere and box sweeps: the query as the traversals keep it, the exact primitive tests (double
+ * precision, sweep_prim.c), the leaf tests and the single and batched traversals. */
+#ifndef VL_BVH_SWEEP_H
+#define VL_BVH_SWEEP_H
+
+#include "bvh/bvh_internal.h"
+
+/* A valid sweep in double precision: a box of half extents h (a sphere: h = 0 and radius r)
+ * centred at c moves by t * d, t in [0, tmax]. scale is the query's part of the tolerance's S. */
+typedef struct vl_sweep_query {
+    double c[3], h[3], d[3];
+    double r, tmax, scale;
+    int is_box;
+} vl_sweep_query;
+
+/* The float record the node and leaf culling tests read, as four quads: [centre, tmax]
+ * [inverse direction, 0] [grown half extent, 0] [direction, sphere reach] (a sphere's grown
+ * radius, 0 for a box). The grown half extent is the box's half extent
+ * (or the radius) plus a pad that covers the float rounding of the culling tests; tmax is the
+ * current search limit rounded up (-1: retired, no test passes). */
+#define VL_SWEEPREC_FLOATS 16u
+enum { VL_SR_TMAX = 3, VL_SR_INV = 4, VL_SR_GROW = 8, VL_SR_DIR = 12 };
+
+/* The best hit of one sweep so far: the exact (unrounded) time and where the primitive is: a box
+ * at slot `first`, or triangle `at & 0xFFFF` of the leaf of `at >> 16` triangles from slot first. */
+typedef struct vl_sweep_best {
+    double t;
+    uint32_t first; /* VL_BVH_EMPTY: none */
+    uint32_t at;
+} vl_sweep_best;
+
+/* Whether the caller's sweeps are valid (see bvh.h); fill the query from a valid one. */
+int vl_sweep_sphere_valid(const vl_sphere_sweep* s);
+int vl_sweep_box_valid(const vl_box_sweep* s);
+void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s);
+void vl_sweep_query_box(vl_sweep_query* q, const vl_box_sweep* s);
+
+/* The culling record of a query (VL_SWEEPREC_FLOATS floats). */
+void vl_sweep_rec_set(float* rec, const vl_sweep_query* q);
+/* A retired record: finite, tmax = -1. */
+void vl_sweep_rec_retired(float* rec);
+/* The float search limit for an exact time t: t rounded up (FLT_MAX at most). */
+float vl_sweep_limit(double t);
+
+/* Exact first contact of the query against a triangle (vertices v) or a box, in [0, tmax]; a
+ * negative value on a miss. */
+double vl_sweep_exact_tri(const vl_sweep_query* q, const double v[3][3], double tmax);
+double vl_sweep_exact_box(const vl_sweep_query* q, const double mn[3], const double mx[3], double tmax);
+
+/* Triangle i of the leaf of `count` from slot first (v0, v0 + e1, v0 - e2n in double). */
+void vl_sweep_tri_vertices(const vl_bvh* bvh, uint32_t first, uint32_t count, uint32_t i, double v[3][3]);
+
+/* The caller-facing answer for the best hit: hit (t backed off to never be late, prim, u, v) and,
+ * when contact is not NULL, the contact. best must name a hit. */
+void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_best* best, vl_hit* hit,
+                     vl_contact* contact);
+
+/* The leaf of `count` primitives from slot `first` against one sweep: culls with the float
+ * record (SIMD across triangles), tests the survivors exactly, keeps the best in *best and
+ * shrinks rec's tmax. Returns 1 when an any-hit sweep is done. */
+int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
+                       int any_hit, vl_sweep_best* best);
+int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
+                        int any_hit, vl_sweep_best* best);
+
+/* One sweep down the 4-wide tree from the children of node4 `start` (0: the root), nearest
+ * child first. */
+void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q, float* rec, int any_hit,
+                     vl_sweep_best* best);
+
+/* A batch of n sweeps (queries q, records rec, bests best) down the 4-wide tree by move-to-front:
+ * ids[0, n) lists the live ones (permuted by the call). */
+typedef struct vl_sweep_batch {
+    const vl_bvh* bvh;
+    const vl_sweep_query* q;
+    float* rec;
+    vl_sweep_best* best;
+    uint32_t* ids;
+    uint32_t n;
+    int any_hit;
+} vl_sweep_batch;
+
+void vl_sweep_trace_batch(const vl_sweep_batch* b);
+
+#endif

@@ -1,0 +1,81 @@
+/* Sweep leaf tests: one sweep against a leaf's primitives. The float culling test (the centre ray
+ * against each primitive's box grown by the sweep's extent; 4 triangles per instruction, read
+ * from the leaf's rows) keeps the exact double test for the primitives the sweep can reach. */
+#include "bvh/sweep.h"
+
+#include "simd/sweep_kernels.h"
+
+_Static_assert(VL_SWEEPREC_FLOATS == VL_SWEEPV_STRIDE, "the kernels read the sweep records' layout");
+
+/* Keeps an exact hit at t of the primitive (first, at) if it is the best so far; returns 1 when
+ * an any-hit sweep is done. */
+static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_hit, vl_sweep_best* best) {
+    if (t < 0.0 || (best->first != VL_BVH_EMPTY && !(t < best->t))) return 0;
+    best->t = t, best->first = first, best->at = at;
+    rec[VL_SR_TMAX] = any_hit ? -1.0f : vl_sweep_limit(t);
+    return any_hit;
+}
+
+int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
+                       int any_hit, vl_sweep_best* best) {
+    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    vl_sweepv4 s;
+    vl_sweep4_broadcast(rec, &s);
+    vl_f4 dir[3];
+    for (int a = 0; a < 3; a++) dir[a] = vl_f4_set1(rec[VL_SR_DIR + a]);
+    const vl_f4 sphere = vl_f4_set1(rec[VL_SR_DIR + 3]);
+    /* the triangles the sweep may reach, with the entry t of their grown boxes */
+    uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
+    float enter[VL_BVH_MAX_LEAF_SIZE + 4];
+    for (uint32_t b = 0; b < count; b += 4) {
+        vl_f4 mn[3], mx[3], tn;
+        vl_sweep4_tri_boxes(rows, count, b, mn, mx);
+        uint32_t left = count - b < 4 ? count - b : 4;
+        vl_f4 reach = vl_f4_and(vl_sweep4_slab(&s, mn, mx, &tn), vl_sweep4_tri_planes(rows, count, b, &s, dir, sphere));
+        uint32_t bits = vl_f4_bits(reach) & ((1u << left) - 1u);
+        vl_f4_storeu(enter + b, tn);
+        for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
+    }
+    /* nearest entry first, so that the closest hit's limit drops early */
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t j = i; j > 0 && enter[which[j]] < enter[which[j - 1]]; j--) {
+            uint32_t x = which[j];
+            which[j] = which[j - 1], which[j - 1] = x;
+        }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = which[k];
+        if (enter[i] > rec[VL_SR_TMAX]) break;
+        double v[3][3];
+        vl_sweep_tri_vertices(bvh, first, count, i, v);
+        double limit = best->first == VL_BVH_EMPTY ? q->tmax : best->t;
+        if (keep_hit(vl_sweep_exact_tri(q, v, limit), first, count << 16 | i, rec, any_hit, best)) return 1;
+    }
+    return 0;
+}
+
+int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
+                        int any_hit, vl_sweep_best* best) {
+    vl_sweepv4 s;
+    vl_sweep4_broadcast(rec, &s);
+    for (uint32_t b = 0; b < count; b += 4) {
+        uint32_t left = count - b < 4 ? count - b : 4;
+        vl_f4 lo[4], hi[4], tn;
+        for (uint32_t j = 0; j < 4; j++) {
+            const vl_bvh_box* box = &bvh->boxes[first + b + (j < left ? j : 0)];
+            lo[j] = vl_f4_loadu(box->min), hi[j] = vl_f4_loadu(box->max);
+        }
+        vl_f4_transpose(lo);
+        vl_f4_transpose(hi);
+        uint32_t bits = vl_f4_bits(vl_sweep4_slab(&s, lo, hi, &tn)) & ((1u << left) - 1u);
+        for (; bits; bits &= bits - 1) {
+            uint32_t slot = first + b + (uint32_t)__builtin_ctz(bits);
+            const vl_bvh_box* box = &bvh->boxes[slot];
+            double mn[3], mx[3];
+            for (int a = 0; a < 3; a++) mn[a] = box->min[a], mx[a] = box->max[a];
+            double limit = best->first == VL_BVH_EMPTY ? q->tmax : best->t;
+            if (keep_hit(vl_sweep_exact_box(q, mn, mx, limit), slot, 0, rec, any_hit, best)) return 1;
+            s.tmax = vl_f4_set1(rec[VL_SR_TMAX]);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,105 @@
+/* Sweep culling kernels, 4 lanes: the sweep's centre ray against boxes grown by its extent
+ * (lanes = sweeps against one node box, or one sweep against 4 child or triangle boxes), the
+ * gather of sweep records, and the boxes of 4 leaf triangles read from their rows.
+ * Inputs are clean: no NaN, finite centres, inverse directions finite and nonzero (a parallel axis
+ * has FLT_MAX), grown extents finite, so no lane ever forms inf - inf or inf * 0. */
+#ifndef VL_SIMD_SWEEP_KERNELS_H
+#define VL_SIMD_SWEEP_KERNELS_H
+
+#include <stdint.h>
+
+#include "simd/simd.h"
+
+/* A sweep's culling form across 4 lanes: centre, inverse direction, grown half extent, tmax. */
+typedef struct vl_sweepv4 {
+    vl_f4 c[3], inv[3], grow[3], tmax;
+} vl_sweepv4;
+
+/* Floats per sweep record: [c, tmax] [inv, 0] [grow, 0] [dir, sphere reach] (the grown radius
+ * of a sphere, 0 for a box). */
+#define VL_SWEEPV_STRIDE 16u
+
+/* Slab test of the centre ray against [mn - grow, mx + grow] for t in [0, tmax]: the mask of
+ * lanes hit, and their entry t. 6 sub, 6 mul, 12 min/max per 4 lanes. */
+VL_INLINE vl_f4 vl_sweep4_slab(const vl_sweepv4* s, const vl_f4 mn[3], const vl_f4 mx[3], vl_f4* tnear) {
+    vl_f4 tn = vl_f4_zero(), tf = s->tmax;
+    for (int a = 0; a < 3; a++) {
+        vl_f4 lo = vl_f4_mul(vl_f4_sub(vl_f4_sub(mn[a], s->grow[a]), s->c[a]), s->inv[a]);
+        vl_f4 hi = vl_f4_mul(vl_f4_sub(vl_f4_add(mx[a], s->grow[a]), s->c[a]), s->inv[a]);
+        tn = vl_f4_max(tn, vl_f4_min(lo, hi));
+        tf = vl_f4_min(tf, vl_f4_max(lo, hi));
+    }
+    *tnear = tn;
+    return vl_f4_le(tn, tf);
+}
+
+/* One sweep record (see VL_SWEEPV_STRIDE) broadcast to 4 lanes. */
+VL_INLINE void vl_sweep4_broadcast(const float* rec, vl_sweepv4* s) {
+    for (int a = 0; a < 3; a++) {
+        s->c[a] = vl_f4_set1(rec[a]);
+        s->inv[a] = vl_f4_set1(rec[4 + a]);
+        s->grow[a] = vl_f4_set1(rec[8 + a]);
+    }
+    s->tmax = vl_f4_set1(rec[3]);
+}
+
+/* The records rec + VL_SWEEPV_STRIDE idx[j] (j < 4) transposed into lanes. */
+VL_INLINE void vl_sweep4_gather(const float* rec, const uint32_t* idx, vl_sweepv4* s) {
+    vl_f4 q[4];
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + VL_SWEEPV_STRIDE * (size_t)idx[j]);
+    vl_f4_transpose(q);
+    s->c[0] = q[0], s->c[1] = q[1], s->c[2] = q[2], s->tmax = q[3];
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + VL_SWEEPV_STRIDE * (size_t)idx[j] + 4);
+    vl_f4_transpose(q);
+    s->inv[0] = q[0], s->inv[1] = q[1], s->inv[2] = q[2];
+    for (int j = 0; j < 4; j++) q[j] = vl_f4_loadu(rec + VL_SWEEPV_STRIDE * (size_t)idx[j] + 8);
+    vl_f4_transpose(q);
+    s->grow[0] = q[0], s->grow[1] = q[1], s->grow[2] = q[2];
+}
+
+/* The boxes of triangles [s, s + 4) of a leaf of `count` whose rows start at rows (v0, e1 = v1 - v0,
+ * e2n = v0 - v2 per axis), each grown by 2^-20 of its coordinates' magnitude so that the float
+ * vertices v0 + e1 and v0 - e2n cover the exact ones. Lanes past the leaf read the rows' padding
+ * or the next row (the caller drops them). */
+VL_INLINE void vl_sweep4_tri_boxes(const float* rows, uint32_t count, uint32_t s, vl_f4 mn[3], vl_f4 mx[3]) {
+    const vl_f4 rel = vl_f4_set1(0x1p-20f);
+    for (int a = 0; a < 3; a++) {
+        vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
+        vl_f4 e1 = vl_f4_loadu(rows + (size_t)(3 + a) * count + s);
+        vl_f4 e2n = vl_f4_loadu(rows + (size_t)(6 + a) * count + s);
+        vl_f4 v1 = vl_f4_add(v0, e1), v2 = vl_f4_sub(v0, e2n);
+        vl_f4 pad = vl_f4_mul(vl_f4_add(vl_f4_add(vl_f4_abs(v0), vl_f4_abs(e1)), vl_f4_abs(e2n)), rel);
+        mn[a] = vl_f4_sub(vl_f4_min(v0, vl_f4_min(v1, v2)), pad);
+        mx[a] = vl_f4_add(vl_f4_max(v0, vl_f4_max(v1, v2)), pad);
+    }
+}
+
+/* The triangles [s, s + 4) of a leaf (rows as above) whose planes the sweep can reach: the
+ * signed distances (scaled by |ng|) of the centre at t = 0 and at tmax, s0 = (c - v0).ng and
+ * s1 = s0 + tmax d.ng, against the reach of the shape along ng (a sphere: its grown radius times
+ * |ng|; a box: grow.|ng|), widened by 2^-18 of the magnitudes summed; a lane is dropped only when
+ * both ends lie beyond the reach on the same side. Degenerate triangles (ng = 0) always pass. */
+VL_INLINE vl_f4 vl_sweep4_tri_planes(const float* rows, uint32_t count, uint32_t s, const vl_sweepv4* w,
+                                     const vl_f4 dir[3], vl_f4 sphere) {
+    vl_f4 s0 = vl_f4_zero(), ds = vl_f4_zero(), box = vl_f4_zero(), n2 = vl_f4_zero(), mag = vl_f4_zero();
+    for (int a = 0; a < 3; a++) {
+        vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
+        vl_f4 ng = vl_f4_loadu(rows + (size_t)(9 + a) * count + s), an = vl_f4_abs(ng);
+        vl_f4 rel = vl_f4_sub(w->c[a], v0);
+        s0 = vl_f4_add(s0, vl_f4_mul(rel, ng));
+        ds = vl_f4_add(ds, vl_f4_mul(dir[a], ng));
+        box = vl_f4_add(box, vl_f4_mul(w->grow[a], an));
+        n2 = vl_f4_add(n2, vl_f4_mul(ng, ng));
+        mag = vl_f4_add(mag, vl_f4_mul(vl_f4_add(vl_f4_abs(rel), vl_f4_abs(vl_f4_mul(dir[a], w->tmax))), an));
+    }
+    vl_f4 round = vl_f4_mul(sphere, vl_f4_mul(simde_mm_sqrt_ps(n2), vl_f4_set1(1.0f + 0x1p-18f)));
+    vl_f4 reach = vl_f4_select(vl_f4_gt(sphere, vl_f4_zero()), round, box);
+    vl_f4 s1 = vl_f4_add(s0, vl_f4_mul(ds, w->tmax));
+    vl_f4 limit = vl_f4_add(reach, vl_f4_mul(mag, vl_f4_set1(0x1p-18f)));
+    vl_f4 above = vl_f4_and(vl_f4_gt(s0, limit), vl_f4_gt(s1, limit));
+    vl_f4 neg = vl_f4_sub(vl_f4_zero(), limit);
+    vl_f4 below = vl_f4_and(vl_f4_lt(s0, neg), vl_f4_lt(s1, neg));
+    return vl_f4_andnot(vl_f4_true(), vl_f4_or(above, below));
+}
+
+#endif

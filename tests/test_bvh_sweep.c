@@ -1,0 +1,746 @@
+/* Sphere and box sweeps against brute force: triangle soups (degenerate triangles mixed in), a
+ * terrain world, box trees, the real meshes; random, axis-aligned, grazing, starting in contact,
+ * zero-length and infinite sweeps, huge and tiny shapes; closest and any hit; batched (plain and
+ * caller scratch, several batch sizes) against single against the oracle; contacts; invalid
+ * sweeps mixed in batches; bad arguments and scratch; no allocation on caller scratch.
+ *
+ * The oracle is independent of the library's kernels, in double precision: a sphere's first
+ * contact by golden-section search for the closest approach of the (convex) distance from its
+ * centre to the primitive (Ericson's closest point on a triangle, clamping for a box), then
+ * bisection of distance = radius; a box's against a triangle by the entry of its centre's ray into
+ * the Minkowski sum (the convex hull of the 24 points v_i + corner_j, its facets found by brute
+ * force over triples of points); box against box by slabs of the summed box.
+ * Checked: t <= T + slack and t >= T - tol (tol of bvh.h, slack 2^-40 of the scale for the
+ * oracle's own error); the primitive hit at t (or one at an equal t); a hit or miss that differs
+ * from the oracle only where the shape grown or shrunk by tol says the contact is grazing. */
+#include <float.h>
+
+#include "scenes.h"
+#include "test_alloc.h"
+#include "test_util.h"
+
+/* ---- the oracle ---------------------------------------------------------------------------- */
+
+typedef struct o_query {
+    int box;
+    double c[3], h[3], r, d[3], tmax;
+} o_query;
+
+typedef struct o_scene {
+    const double (*tri)[3][3]; /* triangles, or NULL */
+    const vl_aabb* boxes;      /* or boxes */
+    uint32_t count;
+    double scale; /* largest coordinate magnitude (finite) */
+} o_scene;
+
+static double o_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static o_query o_sphere(const vl_sphere_sweep* s) {
+    o_query q = {0, {0, 0, 0}, {0, 0, 0}, s->radius, {0, 0, 0}, s->tmax};
+    for (int a = 0; a < 3; a++) q.c[a] = s->center[a], q.d[a] = fabsf(s->dir[a]) < FLT_MIN ? 0.0 : s->dir[a];
+    return q;
+}
+
+static o_query o_box(const vl_box_sweep* s) {
+    o_query q = {1, {0, 0, 0}, {0, 0, 0}, 0.0, {0, 0, 0}, s->tmax};
+    for (int a = 0; a < 3; a++) {
+        q.c[a] = 0.5 * ((double)s->box.min[a] + s->box.max[a]);
+        q.h[a] = 0.5 * ((double)s->box.max[a] - s->box.min[a]);
+        q.d[a] = fabsf(s->dir[a]) < FLT_MIN ? 0.0 : s->dir[a];
+    }
+    return q;
+}
+
+static double o_seg_dist2(const double p[3], const double a[3], const double b[3]) {
+    double e[3], w[3];
+    for (int k = 0; k < 3; k++) e[k] = b[k] - a[k], w[k] = p[k] - a[k];
+    double ee = o_dot(e, e), s = ee > 0 ? o_dot(w, e) / ee : 0;
+    s = s < 0 ? 0 : s > 1 ? 1 : s;
+    double r = 0;
+    for (int k = 0; k < 3; k++) r += (w[k] - s * e[k]) * (w[k] - s * e[k]);
+    return r;
+}
+
+/* Squared distance from p to triangle t: Ericson's Voronoi regions (and its edges, for
+ * triangles of zero area). */
+static double o_tri_dist2(const double p[3], const double t[3][3]) {
+    double best = fmin(o_seg_dist2(p, t[0], t[1]), fmin(o_seg_dist2(p, t[1], t[2]), o_seg_dist2(p, t[2], t[0])));
+    double ab[3], ac[3], ap[3], bp[3], cp[3];
+    for (int k = 0; k < 3; k++)
+        ab[k] = t[1][k] - t[0][k], ac[k] = t[2][k] - t[0][k], ap[k] = p[k] - t[0][k], bp[k] = p[k] - t[1][k],
+        cp[k] = p[k] - t[2][k];
+    double d1 = o_dot(ab, ap), d2 = o_dot(ac, ap), d3 = o_dot(ab, bp), d4 = o_dot(ac, bp), d5 = o_dot(ab, cp),
+           d6 = o_dot(ac, cp);
+    double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+    if (d1 <= 0 && d2 <= 0) return best;           /* vertex regions and edges: the edges give them */
+    if (d3 >= 0 && d4 <= d3) return best;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) return best;
+    if (d6 >= 0 && d5 <= d6) return best;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) return best;
+    if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) return best;
+    double den = va + vb + vc;
+    if (!(den > 0)) return best;
+    double v = vb / den, w = vc / den, r = 0;
+    for (int k = 0; k < 3; k++) {
+        double x = t[0][k] + ab[k] * v + ac[k] * w - p[k];
+        r += x * x;
+    }
+    return fmin(best, r);
+}
+
+static double o_box_dist2(const double p[3], const vl_aabb* b) {
+    double r = 0;
+    for (int k = 0; k < 3; k++) {
+        double x = p[k] < b->min[k] ? b->min[k] - p[k] : p[k] > b->max[k] ? p[k] - b->max[k] : 0;
+        r += x * x;
+    }
+    return r;
+}
+
+static double o_dist(const o_scene* s, uint32_t i, const double p[3]) {
+    return sqrt(s->tri ? o_tri_dist2(p, s->tri[i]) : o_box_dist2(p, &s->boxes[i]));
+}
+
+/* Sphere: the first t with dist(c + t d) <= r, or -1; *closest gets the closest approach. */
+static double o_sphere_time(const o_query* q, const o_scene* s, uint32_t i, double* closest) {
+    double p[3];
+    for (int k = 0; k < 3; k++) p[k] = q->c[k];
+    double f0 = o_dist(s, i, p);
+    *closest = f0;
+    if (f0 <= q->r) return 0.0;
+    double dl = sqrt(o_dot(q->d, q->d));
+    double end = q->tmax;
+    if (!(end < 1e30)) end = (f0 + q->r + 4.0 * s->scale + 1.0) * 4.0 / dl;
+    double a = 0, b = end, g = 0.6180339887498949;
+    for (int it = 0; it < 200; it++) {
+        double x1 = b - g * (b - a), x2 = a + g * (b - a), p1[3], p2[3];
+        for (int k = 0; k < 3; k++) p1[k] = q->c[k] + x1 * q->d[k], p2[k] = q->c[k] + x2 * q->d[k];
+        if (o_dist(s, i, p1) <= o_dist(s, i, p2)) b = x2;
+        else a = x1;
+    }
+    double tm = 0.5 * (a + b);
+    for (int k = 0; k < 3; k++) p[k] = q->c[k] + tm * q->d[k];
+    double fm = o_dist(s, i, p);
+    for (int k = 0; k < 3; k++) p[k] = q->c[k] + end * q->d[k];
+    double fe = o_dist(s, i, p);
+    if (fe < fm) tm = end, fm = fe;
+    *closest = fmin(f0, fm);
+    if (fm > q->r) return -1.0;
+    double lo = 0, hi = tm;
+    for (int it = 0; it < 200; it++) {
+        double mid = 0.5 * (lo + hi);
+        for (int k = 0; k < 3; k++) p[k] = q->c[k] + mid * q->d[k];
+        if (o_dist(s, i, p) <= q->r) hi = mid;
+        else lo = mid;
+    }
+    return hi;
+}
+
+/* Box against triangle: the ray of the centre into the convex hull of v_j - c + corner; -1 on a
+ * miss, -2 when the hull is flat (no facet: nothing to check). */
+static double o_box_tri_time(const o_query* q, const double t[3][3]) {
+    double P[24][3];
+    for (int j = 0; j < 3; j++)
+        for (int c = 0; c < 8; c++)
+            for (int k = 0; k < 3; k++) P[8 * j + c][k] = t[j][k] - q->c[k] + ((c >> k) & 1 ? q->h[k] : -q->h[k]);
+    double lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY, mag = 0;
+    for (int i = 0; i < 24; i++)
+        for (int k = 0; k < 3; k++) mag = fmax(mag, fabs(P[i][k]));
+    int facets = 0;
+    for (int i = 0; i < 24; i++)
+        for (int j = i + 1; j < 24; j++)
+            for (int k = j + 1; k < 24; k++) {
+                double u[3], v[3], n[3];
+                for (int a = 0; a < 3; a++) u[a] = P[j][a] - P[i][a], v[a] = P[k][a] - P[i][a];
+                n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
+                double nl = sqrt(o_dot(n, n));
+                if (!(nl > 1e-9 * mag * mag)) continue;
+                for (int a = 0; a < 3; a++) n[a] /= nl;
+                double h = o_dot(n, P[i]), eps = 1e-12 * mag;
+                int above = 0, below = 0;
+                for (int m = 0; m < 24 && !(above && below); m++) {
+                    double x = o_dot(n, P[m]) - h;
+                    above |= x > eps, below |= x < -eps;
+                }
+                if (above && below) continue;
+                if (above)
+                    for (int a = 0; a < 3; a++) n[a] = -n[a];
+                if (above) h = -h;
+                facets++;
+                /* half-space n.x <= h, the ray x = t d from the origin */
+                double dn = o_dot(n, q->d);
+                if (dn == 0) {
+                    if (h < 0) return -1.0;
+                } else if (dn > 0) {
+                    hi = fmin(hi, h / dn);
+                } else {
+                    lo = fmax(lo, h / dn);
+                }
+            }
+    if (!facets) return -2.0;
+    return lo <= hi ? lo : -1.0;
+}
+
+static double o_box_box_time(const o_query* q, const vl_aabb* b) {
+    double lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
+    for (int a = 0; a < 3; a++) {
+        double mn = b->min[a] - q->h[a] - q->c[a], mx = b->max[a] + q->h[a] - q->c[a];
+        if (q->d[a] == 0) {
+            if (mn > 0 || mx < 0) return -1.0;
+            continue;
+        }
+        double t1 = mn / q->d[a], t2 = mx / q->d[a];
+        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
+    }
+    return lo <= hi ? lo : -1.0;
+}
+
+/* First contact of q with primitive i: >= 0, or -1 (miss), or -2 (not checkable). */
+static double o_time(const o_query* q, const o_scene* s, uint32_t i) {
+    double closest;
+    if (!q->box) return o_sphere_time(q, s, i, &closest);
+    if (s->tri) return o_box_tri_time(q, s->tri[i]);
+    return o_box_box_time(q, &s->boxes[i]);
+}
+
+/* A lower bound of the first contact of q with primitive i (the centre's entry into the
+ * primitive's box grown by the shape's extent and a margin), or -1 when it cannot touch it. */
+static double o_lower(const o_query* q, const o_scene* s, uint32_t i, double grow) {
+    double mn[3], mx[3];
+    if (s->tri) {
+        for (int k = 0; k < 3; k++) {
+            mn[k] = fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k]));
+            mx[k] = fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k]));
+        }
+    } else {
+        for (int k = 0; k < 3; k++) mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
+    }
+    double lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
+    for (int k = 0; k < 3; k++) {
+        double e = (q->box ? q->h[k] : q->r) + grow, a0 = mn[k] - e - q->c[k], a1 = mx[k] + e - q->c[k];
+        if (q->d[k] == 0) {
+            if (a0 > 0 || a1 < 0) return -1.0;
+            continue;
+        }
+        double t1 = a0 / q->d[k], t2 = a1 / q->d[k];
+        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
+    }
+    return lo <= hi ? lo : -1.0;
+}
+
+typedef struct o_cand {
+    double lower;
+    uint32_t prim;
+} o_cand;
+
+static int o_cand_cmp(const void* a, const void* b) {
+    double x = ((const o_cand*)a)->lower, y = ((const o_cand*)b)->lower;
+    return x < y ? -1 : x > y;
+}
+
+/* The first contact T over all primitives (INFINITY: none) and its primitive: candidates by
+ * their lower bounds, until a bound passes the best contact. */
+static double o_first(const o_query* q, const o_scene* s, uint32_t* prim) {
+    static o_cand* cand;
+    static uint32_t cap;
+    if (cap < s->count) {
+        free(cand);
+        cap = s->count;
+        cand = malloc(sizeof(o_cand) * cap);
+    }
+    uint32_t n = 0;
+    double grow = 1e-3 * (s->scale + 1);
+    for (uint32_t i = 0; i < s->count; i++) {
+        double lb = o_lower(q, s, i, grow);
+        if (lb >= 0) cand[n].lower = lb, cand[n++].prim = i;
+    }
+    qsort(cand, n, sizeof(o_cand), o_cand_cmp);
+    double T = INFINITY;
+    *prim = VL_NO_HIT;
+    for (uint32_t k = 0; k < n && cand[k].lower <= T && T > 0; k++) {
+        double t = o_time(q, s, cand[k].prim);
+        if (t >= 0 && t < T) T = t, *prim = cand[k].prim;
+    }
+    return T;
+}
+
+/* q with its shape grown by g (g < 0: shrunk, not below 0). */
+static o_query o_grown(const o_query* q, double g) {
+    o_query r = *q;
+    r.r = fmax(0.0, r.r + g);
+    for (int k = 0; k < 3; k++) r.h[k] = fmax(0.0, r.h[k] + g);
+    return r;
+}
+
+static double q_scale(const o_query* q) {
+    double s = 0;
+    for (int k = 0; k < 3; k++) s = fmax(s, fabs(q->c[k]) + q->h[k] + q->r);
+    return s;
+}
+
+static double o_prim_scale(const o_scene* s, uint32_t i) {
+    double m = 0;
+    for (int k = 0; k < 3; k++) {
+        if (s->tri)
+            for (int j = 0; j < 3; j++) m = fmax(m, fabs(s->tri[i][j][k]));
+        else
+            m = fmax(m, fmax(isfinite(s->boxes[i].min[k]) ? fabs(s->boxes[i].min[k]) : 0,
+                             isfinite(s->boxes[i].max[k]) ? fabs(s->boxes[i].max[k]) : 0));
+    }
+    return m;
+}
+
+/* The tolerance of bvh.h in t for q against primitive i at time T, and in distance. */
+static double tol_dist(const o_query* q, const o_scene* s, uint32_t i, double T) {
+    double S = fmax(q_scale(q), i == VL_NO_HIT ? s->scale : o_prim_scale(s, i));
+    return VL_SWEEP_TOLERANCE * (S + sqrt(o_dot(q->d, q->d)) * fmax(T, 0.0));
+}
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+static const char* g_what = "";
+
+/* One answer (hit, contact may be NULL) against the oracle; closest or any. */
+static void check_answer(const o_query* q, const o_scene* s, vl_hit hit, const vl_contact* contact, int any,
+                         uint32_t index) {
+    uint32_t Tprim;
+    double T = o_first(q, s, &Tprim);
+    double dl = sqrt(o_dot(q->d, q->d));
+    if (hit.prim == VL_NO_HIT) {
+        CHECK(hit.t == INFINITY, "%s %u: miss with t %g", g_what, index, hit.t);
+        if (Tprim != VL_NO_HIT) { /* only a graze may be missed: the shrunk shape misses */
+            o_query in = o_grown(q, -2.0 * tol_dist(q, s, Tprim, T));
+            double t2 = o_time(&in, s, Tprim);
+            CHECK(t2 == -1.0 || t2 == -2.0 || (q->box && q->h[0] * q->h[1] * q->h[2] == 0),
+                  "%s %u: missed prim %u at T %.9g (shrunk: %.9g)", g_what, index, Tprim, T, t2);
+        }
+        return;
+    }
+    CHECK(hit.prim < s->count, "%s %u: prim %u", g_what, index, hit.prim);
+    if (hit.prim >= s->count) return;
+    CHECK(hit.t >= 0 && hit.t <= q->tmax, "%s %u: t %g outside [0, %g]", g_what, index, hit.t, q->tmax);
+    double Tp = o_time(q, s, hit.prim);
+    double tol = tol_dist(q, s, hit.prim, Tp >= 0 ? Tp : hit.t) / dl, slack = 0x1p-40 * (s->scale + q_scale(q) + 1) / dl;
+    if (Tp >= 0) {
+        CHECK(hit.t <= Tp + slack, "%s %u: prim %u t %.9g later than its contact %.9g", g_what, index, hit.prim,
+              hit.t, Tp);
+        CHECK(hit.t >= Tp - tol, "%s %u: prim %u t %.9g too early: contact %.9g, tol %.3g", g_what, index, hit.prim,
+              hit.t, Tp, tol);
+    } else if (Tp == -1.0) { /* a graze: the grown shape hits */
+        o_query out = o_grown(q, 2.0 * tol_dist(q, s, hit.prim, hit.t));
+        double t2 = o_time(&out, s, hit.prim);
+        CHECK(t2 != -1.0, "%s %u: prim %u hit at %.9g, the oracle misses it", g_what, index, hit.prim, hit.t);
+    }
+    if (!any && Tprim != VL_NO_HIT)
+        CHECK(hit.t <= T + slack, "%s %u: t %.9g (prim %u) later than the first contact %.9g (prim %u)", g_what, index,
+              hit.t, hit.prim, T, Tprim);
+    if (s->tri && hit.prim < s->count) CHECK(isfinite(hit.u) && isfinite(hit.v), "%s %u: u v", g_what, index);
+    if (!contact) return;
+    const float* n = contact->normal;
+    double nl = sqrt((double)n[0] * n[0] + (double)n[1] * n[1] + (double)n[2] * n[2]);
+    double nd = (double)n[0] * q->d[0] + (double)n[1] * q->d[1] + (double)n[2] * q->d[2];
+    CHECK(fabs(nl - 1.0) < 1e-5, "%s %u: |normal| %.9g", g_what, index, nl);
+    CHECK(nd <= 1e-6 * dl, "%s %u: normal . dir %.3g", g_what, index, nd);
+    double p[3], at[3], td = tol_dist(q, s, hit.prim, hit.t);
+    for (int k = 0; k < 3; k++) p[k] = contact->point[k], at[k] = q->c[k] + (double)hit.t * q->d[k];
+    double on = o_dist(s, hit.prim, p);
+    CHECK(on <= 4 * td + 1e-6 * s->scale, "%s %u: contact %.3g from the primitive", g_what, index, on);
+    if (!q->box) {
+        double cd = sqrt((p[0] - at[0]) * (p[0] - at[0]) + (p[1] - at[1]) * (p[1] - at[1]) +
+                         (p[2] - at[2]) * (p[2] - at[2]));
+        if (hit.t > 0)
+            CHECK(fabs(cd - q->r) <= 4 * td + 1e-6 * s->scale, "%s %u: contact %.9g from the centre, radius %.9g",
+                  g_what, index, cd, q->r);
+    } else {
+        double out = 0;
+        for (int k = 0; k < 3; k++) {
+            double x = fabs(p[k] - at[k]) - q->h[k];
+            out = fmax(out, x);
+        }
+        CHECK(out <= 4 * td + 1e-6 * s->scale, "%s %u: contact %.3g outside the box", g_what, index, out);
+    }
+}
+
+static int same_answer(vl_hit a, vl_hit b) {
+    if (a.prim == VL_NO_HIT || b.prim == VL_NO_HIT) return a.prim == b.prim;
+    if (a.prim == b.prim) return a.t == b.t;
+    return fabsf(a.t - b.t) <= 1e-5f * fmaxf(1.0f, fabsf(a.t));
+}
+
+/* Sweeps (spheres when sph, else boxes) batched, single and against the oracle. */
+static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sweep* sph, const vl_box_sweep* box,
+                         uint32_t n, const char* what) {
+    g_what = what;
+    vl_hit* hits = malloc(sizeof(vl_hit) * n * 3);
+    vl_contact* contacts = malloc(sizeof(vl_contact) * n);
+    size_t bytes = vl_bvh_sweep_scratch_size(bvh, n, 0);
+    void* scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    vl_status st;
+    for (int any = 0; any < 2; any++) {
+        uint32_t flags = any ? VL_RAY_ANY : VL_RAY_CLOSEST;
+        st = sph ? vl_bvh_sweep_spheres_scratch(bvh, sph, n, flags, hits, contacts, scratch, bytes)
+                 : vl_bvh_sweep_boxes_scratch(bvh, box, n, flags, hits, contacts, scratch, bytes);
+        CHECK(st == VL_OK, "%s: batch status %d", what, (int)st);
+        st = sph ? vl_bvh_sweep_spheres(bvh, sph, n, flags, hits + n) : vl_bvh_sweep_boxes(bvh, box, n, flags, hits + n);
+        CHECK(st == VL_OK, "%s: plain batch status %d", what, (int)st);
+        for (uint32_t i = 0; i < n; i++) {
+            vl_contact c1;
+            st = sph ? vl_bvh_sweep_sphere1(bvh, &sph[i], flags, &hits[2 * n + i], &c1)
+                     : vl_bvh_sweep_box1(bvh, &box[i], flags, &hits[2 * n + i], &c1);
+            CHECK(st == VL_OK, "%s: single status %d", what, (int)st);
+            o_query q = sph ? o_sphere(&sph[i]) : o_box(&box[i]);
+            check_answer(&q, s, hits[i], &contacts[i], any, i);
+            CHECK(hits[n + i].prim == hits[i].prim && hits[n + i].t == hits[i].t, "%s %u: plain and scratch differ",
+                  what, i);
+            if (!any) {
+                check_answer(&q, s, hits[2 * n + i], &c1, 0, i);
+                CHECK(same_answer(hits[i], hits[2 * n + i]), "%s %u: batch prim %u t %.9g, single prim %u t %.9g",
+                      what, i, hits[i].prim, hits[i].t, hits[2 * n + i].prim, hits[2 * n + i].t);
+            } else {
+                CHECK((hits[i].prim == VL_NO_HIT) == (hits[2 * n + i].prim == VL_NO_HIT), "%s %u: any hit differs",
+                      what, i);
+            }
+        }
+    }
+    /* small batches answer as the large one */
+    static const uint32_t sizes[] = {1, 3, 5, 64};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint32_t m = sizes[k] < n ? sizes[k] : n;
+        vl_hit part[64];
+        st = sph ? vl_bvh_sweep_spheres(bvh, sph, m, 0, part) : vl_bvh_sweep_boxes(bvh, box, m, 0, part);
+        CHECK(st == VL_OK, "%s: batch of %u", what, m);
+        vl_status st2 = sph ? vl_bvh_sweep_spheres_scratch(bvh, sph, n, 0, hits, NULL, scratch, bytes)
+                            : vl_bvh_sweep_boxes_scratch(bvh, box, n, 0, hits, NULL, scratch, bytes);
+        CHECK(st2 == VL_OK, "%s: batch without contacts", what);
+        for (uint32_t i = 0; i < m; i++)
+            CHECK(same_answer(part[i], hits[i]), "%s: batch of %u, sweep %u", what, m, i);
+    }
+    free(scratch);
+    free(hits);
+    free(contacts);
+}
+
+/* ---- scenes ------------------------------------------------------------------------------- */
+
+typedef struct tri_scene {
+    double (*tri)[3][3];
+    o_scene o;
+    vl_bvh* bvh;
+} tri_scene;
+
+static int tri_scene_make(const scene_mesh* m, tri_scene* t, uint32_t leaf) {
+    vl_bvh_desc desc = vl_bvh_default_desc();
+    desc.max_leaf_size = leaf;
+    t->bvh = NULL;
+    if (vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, &desc, &t->bvh) != VL_OK)
+        return 0;
+    t->tri = malloc(sizeof(double[3][3]) * m->triangle_count);
+    double sc = 0;
+    for (uint32_t i = 0; i < m->triangle_count; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++) {
+                t->tri[i][j][k] = m->xyz[3 * (size_t)m->indices[3 * (size_t)i + j] + k];
+                sc = fmax(sc, fabs(t->tri[i][j][k]));
+            }
+    t->o.tri = (const double(*)[3][3])t->tri;
+    t->o.boxes = NULL;
+    t->o.count = m->triangle_count;
+    t->o.scale = sc;
+    return 1;
+}
+
+static void tri_scene_free(tri_scene* t) {
+    vl_bvh_destroy(t->bvh);
+    free(t->tri);
+}
+
+/* Sweeps near a mesh: from random points in its bounds (grown), toward random points, with
+ * shapes at the scale of `size`; some axis-aligned, some tmax 0 or infinite, some starting on a
+ * vertex (in contact). */
+static void make_sweeps(const scene_mesh* m, uint32_t n, float size, uint64_t seed, vl_sphere_sweep* sph,
+                        vl_box_sweep* box) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++) {
+        float c[3], d[3], r = size * test_float(&rng, 0.05f, 1.5f);
+        if (i % 17 == 0) r = size * 1e-4f;
+        if (i % 23 == 0) r = size * 20.0f;
+        for (int a = 0; a < 3; a++) {
+            float pad = 0.1f * (m->hi[a] - m->lo[a]) + size;
+            c[a] = test_float(&rng, m->lo[a] - pad, m->hi[a] + pad);
+        }
+        if (i % 7 == 3) { /* start at a vertex: in contact */
+            uint32_t v = test_u32(&rng, m->vertex_count);
+            for (int a = 0; a < 3; a++) c[a] = m->xyz[3 * (size_t)v + a];
+        }
+        scene_direction(&rng, d);
+        if (i % 5 == 1) { /* along an axis */
+            int ax = (int)test_u32(&rng, 3);
+            d[0] = d[1] = d[2] = 0.0f;
+            d[ax] = (i & 32) ? 1.0f : -1.0f;
+        }
+        if (i % 11 == 2) { /* at a vertex, grazing it by about the radius */
+            uint32_t v = test_u32(&rng, m->vertex_count);
+            for (int a = 0; a < 3; a++) d[a] = m->xyz[3 * (size_t)v + a] - c[a];
+        }
+        float scale = test_float(&rng, 0.1f, 3.0f);
+        for (int a = 0; a < 3; a++) d[a] *= scale;
+        float extent = (m->hi[0] - m->lo[0]) + (m->hi[1] - m->lo[1]) + (m->hi[2] - m->lo[2]);
+        float tmax = test_float(&rng, 0.0f, 2.0f * extent / scale);
+        if (i % 13 == 4) tmax = 0.0f;
+        if (i % 9 == 5) tmax = INFINITY;
+        if (sph) {
+            for (int a = 0; a < 3; a++) sph[i].center[a] = c[a], sph[i].dir[a] = d[a];
+            sph[i].radius = r, sph[i].tmax = tmax;
+        }
+        if (box) {
+            for (int a = 0; a < 3; a++) {
+                float h = r * test_float(&rng, 0.3f, 1.0f);
+                if (i % 19 == 6 && a == 1) h = 0.0f; /* flat */
+                box[i].box.min[a] = c[a] - h, box[i].box.max[a] = c[a] + h, box[i].dir[a] = d[a];
+            }
+            box[i].tmax = tmax;
+        }
+    }
+}
+
+static void check_mesh(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name) {
+    tri_scene t;
+    CHECK(tri_scene_make(m, &t, leaf), "%s: build", name);
+    if (!t.bvh) return;
+    vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
+    vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
+    make_sweeps(m, n, size, seed, sph, box);
+    char what[96];
+    snprintf(what, sizeof what, "%s spheres", name);
+    check_sweeps(t.bvh, &t.o, sph, NULL, n, what);
+    snprintf(what, sizeof what, "%s boxes", name);
+    check_sweeps(t.bvh, &t.o, NULL, box, n, what);
+    free(sph);
+    free(box);
+    tri_scene_free(&t);
+}
+
+static void test_soups(void) {
+    scene_mesh m;
+    CHECK(scene_soup(test_scaled(600), 10.0f, 0.8f, 31, &m), "soup");
+    /* a few triangles of zero area: a point and collinear corners */
+    for (uint32_t i = 0; i + 2 < m.triangle_count && i < 60; i += 20) {
+        uint32_t* tri = m.indices + 3 * (size_t)i;
+        float* v2 = m.xyz + 3 * (size_t)tri[2];
+        const float* v0 = m.xyz + 3 * (size_t)tri[0];
+        const float* v1 = m.xyz + 3 * (size_t)tri[1];
+        for (int a = 0; a < 3; a++) v2[a] = i % 40 ? v0[a] : 0.5f * (v0[a] + v1[a]);
+    }
+    scene_bounds(&m);
+    check_mesh(&m, test_scaled(300), 0.5f, 32, 4, "soup");
+    check_mesh(&m, test_scaled(100), 0.5f, 33, 1, "soup leaf 1");
+    scene_free(&m);
+    CHECK(scene_soup(test_scaled(200), 1000.0f, 30.0f, 34, &m), "far soup");
+    check_mesh(&m, test_scaled(100), 20.0f, 35, 8, "far soup");
+    scene_free(&m);
+}
+
+static void test_world(void) {
+    scene_mesh m;
+    if (!scene_world(16, 6, 8, 41, &m)) return;
+    check_mesh(&m, test_scaled(300), 0.5f, 42, 8, "world");
+    /* characters: spheres and boxes dropped onto and slid along the terrain */
+    tri_scene t;
+    CHECK(tri_scene_make(&m, &t, 8), "world build");
+    uint32_t n = test_scaled(200);
+    vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
+    vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
+    test_rng rng = {43};
+    for (uint32_t i = 0; i < n; i++) {
+        float x = test_float(&rng, 1, 15), z = test_float(&rng, 1, 15), r = test_float(&rng, 0.1f, 0.8f);
+        float y = scene_height(x, z) + r * (i % 3 == 0 ? 1.0f : 3.0f);
+        float d[3] = {0, -1, 0};
+        if (i & 1) d[0] = test_float(&rng, -1, 1), d[1] = test_float(&rng, -0.2f, 0.0f), d[2] = test_float(&rng, -1, 1);
+        for (int a = 0; a < 3; a++) sph[i].center[a] = (a == 0 ? x : a == 1 ? y : z), sph[i].dir[a] = d[a];
+        sph[i].radius = r, sph[i].tmax = test_float(&rng, 0, 8);
+        for (int a = 0; a < 3; a++)
+            box[i].box.min[a] = sph[i].center[a] - r, box[i].box.max[a] = sph[i].center[a] + r, box[i].dir[a] = d[a];
+        box[i].tmax = sph[i].tmax;
+    }
+    check_sweeps(t.bvh, &t.o, sph, NULL, n, "world characters spheres");
+    check_sweeps(t.bvh, &t.o, NULL, box, n, "world characters boxes");
+    free(sph);
+    free(box);
+    tri_scene_free(&t);
+    scene_free(&m);
+}
+
+static void test_real_meshes(void) {
+    static const char* files[] = {"camel.off", "bunny00.off"};
+    for (int f = 0; f < 2; f++) {
+        scene_mesh m;
+        if (!test_data_dir()) {
+            printf("test_bvh_sweep: no VOLLEY_DATA_DIR, real meshes skipped\n");
+            return;
+        }
+        if (!scene_load_data(NULL, files[f], &m)) {
+            printf("test_bvh_sweep: %s not found in %s, skipped\n", files[f], test_data_dir());
+            continue;
+        }
+        float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
+        check_mesh(&m, test_scaled(60), size, 51 + (uint64_t)f, 8, files[f]);
+        scene_free(&m);
+    }
+}
+
+static void test_boxes(void) {
+    uint32_t nb = test_scaled(400) + 2;
+    vl_aabb* boxes = malloc(sizeof(vl_aabb) * nb);
+    test_rng rng = {61};
+    for (uint32_t i = 0; i < nb; i++)
+        for (int a = 0; a < 3; a++) {
+            float lo = test_float(&rng, 0, 100), size = test_float(&rng, 0, 4);
+            if (i % 10 == 3 && a == 2) size = 0.0f; /* flat */
+            boxes[i].min[a] = lo, boxes[i].max[a] = lo + size;
+        }
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_boxes(boxes, nb, NULL, &bvh) == VL_OK, "box tree");
+    o_scene s = {NULL, boxes, nb, 104.0};
+    uint32_t n = test_scaled(300);
+    vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
+    vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
+    scene_mesh fake = {0};
+    float xyz[6] = {0, 0, 0, 100, 100, 100};
+    fake.xyz = xyz, fake.vertex_count = 2;
+    scene_bounds(&fake);
+    make_sweeps(&fake, n, 1.5f, 62, sph, box);
+    for (uint32_t i = 0; i < n; i += 4) /* start inside a box corner region, and at its faces */
+        for (int a = 0; a < 3; a++) sph[i].center[a] = boxes[i % nb].max[a] + (a == 0 ? sph[i].radius * 0.5f : 0.0f);
+    check_sweeps(bvh, &s, sph, NULL, n, "box tree spheres");
+    check_sweeps(bvh, &s, NULL, box, n, "box tree boxes");
+    free(sph);
+    free(box);
+    vl_bvh_destroy(bvh);
+    free(boxes);
+}
+
+/* Exact contacts on one triangle: face, edge, vertex, and grazing; touching at the start. */
+static void test_one_triangle(void) {
+    float xyz[9] = {0, 0, 0, 4, 0, 0, 0, 4, 0};
+    uint32_t idx[3] = {0, 1, 2};
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "one triangle");
+    vl_hit h;
+    vl_contact c;
+    /* face: down onto z = 0 from z = 5, radius 1: t = 4 */
+    vl_sphere_sweep s = {{1, 1, 5}, 1, {0, 0, -1}, 10};
+    CHECK(vl_bvh_sweep_sphere1(bvh, &s, 0, &h, &c) == VL_OK && h.prim == 0, "face hit");
+    CHECK(h.t <= 4.0f && h.t >= 4.0f - 1e-5f, "face t %.9g", h.t);
+    CHECK(fabsf(c.normal[2] - 1.0f) < 1e-6f && fabsf(c.point[0] - 1) < 1e-5f && fabsf(c.point[2]) < 1e-5f,
+          "face contact (%g %g %g) n (%g %g %g)", c.point[0], c.point[1], c.point[2], c.normal[0], c.normal[1],
+          c.normal[2]);
+    CHECK(fabsf(h.u - 0.25f) < 1e-5f && fabsf(h.v - 0.25f) < 1e-5f, "face u %g v %g", h.u, h.v);
+    /* vertex: along x toward the origin at height 0.6, radius 1: t = 10 - 0.8 */
+    vl_sphere_sweep sv = {{-10, -0.0f, 0.6f}, 1, {1, 0, 0}, 20};
+    sv.center[1] = -3.0f, sv.dir[1] = 0.0f;
+    sv.center[1] = -0.0f;
+    CHECK(vl_bvh_sweep_sphere1(bvh, &sv, 0, &h, &c) == VL_OK && h.prim == 0, "vertex hit");
+    CHECK(h.t <= 9.2f && h.t >= 9.2f - 2e-5f, "vertex t %.9g", h.t);
+    CHECK(fabsf(c.point[0]) < 1e-5f && fabsf(c.point[1]) < 1e-5f && fabsf(c.point[2]) < 1e-5f,
+          "vertex contact (%g %g %g)", c.point[0], c.point[1], c.point[2]);
+    /* start in contact: t = 0, moving away: normal without a component along dir */
+    vl_sphere_sweep s0 = {{1, 1, 0.5f}, 1, {0, 0, 1}, 10};
+    CHECK(vl_bvh_sweep_sphere1(bvh, &s0, 0, &h, &c) == VL_OK && h.prim == 0 && h.t == 0.0f, "start in contact");
+    CHECK(c.normal[2] <= 0.0f, "normal against dir");
+    /* zero-length sweep not touching: miss */
+    vl_sphere_sweep sz = {{1, 1, 5}, 1, {0, 0, -1}, 0};
+    CHECK(vl_bvh_sweep_sphere1(bvh, &sz, 0, &h, &c) == VL_OK && h.prim == VL_NO_HIT, "tmax 0 miss");
+    /* a box down onto the face: t = 4 */
+    vl_box_sweep b = {{{0.5f, 0.5f, 5}, {1.5f, 1.5f, 6}}, {0, 0, -2}, 10};
+    CHECK(vl_bvh_sweep_box1(bvh, &b, 0, &h, &c) == VL_OK && h.prim == 0, "box face hit");
+    CHECK(h.t <= 2.5f && h.t >= 2.5f - 1e-5f, "box face t %.9g", h.t);
+    CHECK(fabsf(c.normal[2] - 1.0f) < 1e-6f, "box normal (%g %g %g)", c.normal[0], c.normal[1], c.normal[2]);
+    /* box edge onto the triangle's edge x + y = 4: a box rotated... a box along (1,1,0) */
+    vl_box_sweep be = {{{4, 4, -0.5f}, {5, 5, 0.5f}}, {-1, -1, 0}, 10};
+    CHECK(vl_bvh_sweep_box1(bvh, &be, 0, &h, &c) == VL_OK && h.prim == 0, "box edge hit");
+    CHECK(h.t <= 2.0f && h.t >= 2.0f - 1e-5f, "box corner onto edge t %.9g", h.t);
+    vl_bvh_destroy(bvh);
+}
+
+/* Invalid sweeps mixed in a batch, bad arguments, scratch, allocation. */
+static void test_api(void) {
+    float xyz[9] = {0, 0, 0, 4, 0, 0, 0, 4, 0};
+    uint32_t idx[3] = {0, 1, 2};
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "build");
+    enum { N = 24 };
+    vl_sphere_sweep s[N];
+    vl_box_sweep b[N];
+    for (int i = 0; i < N; i++) {
+        vl_sphere_sweep g = {{1, 1, 5}, 1, {0, 0, -1}, 10};
+        vl_box_sweep gb = {{{0.5f, 0.5f, 5}, {1.5f, 1.5f, 6}}, {0, 0, -1}, 10};
+        s[i] = g, b[i] = gb;
+    }
+    s[1].center[0] = NAN, s[2].radius = -1, s[3].dir[0] = s[3].dir[1] = s[3].dir[2] = 0, s[4].dir[2] = NAN;
+    s[5].dir[2] = -INFINITY, s[6].tmax = -1, s[7].tmax = NAN, s[8].radius = NAN, s[9].center[2] = INFINITY;
+    s[10].dir[2] = -1e-40f, s[11].radius = INFINITY;
+    b[1].box.min[0] = 2, b[2].box.max[1] = NAN, b[3].dir[2] = 0, b[4].dir[0] = NAN, b[5].dir[1] = INFINITY;
+    b[6].tmax = -0.5f, b[7].tmax = NAN, b[8].box.min[2] = -INFINITY, b[9].dir[2] = 1e-39f;
+    vl_hit hits[N];
+    vl_contact contacts[N];
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits) == VL_ERR_INVALID_QUERY, "spheres invalid");
+    for (int i = 0; i < N; i++) {
+        int bad = i >= 1 && i <= 11;
+        CHECK(bad ? hits[i].prim == VL_NO_HIT && hits[i].t == INFINITY : hits[i].prim == 0, "sphere %d", i);
+    }
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, VL_RAY_ANY, hits) == VL_ERR_INVALID_QUERY, "boxes invalid");
+    for (int i = 0; i < N; i++) {
+        int bad = i >= 1 && i <= 9;
+        CHECK(bad ? hits[i].prim == VL_NO_HIT : hits[i].prim == 0, "box %d", i);
+    }
+    vl_hit h;
+    CHECK(vl_bvh_sweep_sphere1(bvh, &s[2], 0, &h, NULL) == VL_ERR_INVALID_QUERY && h.prim == VL_NO_HIT, "single bad");
+    CHECK(vl_bvh_sweep_box1(bvh, &b[1], 0, &h, NULL) == VL_ERR_INVALID_QUERY && h.prim == VL_NO_HIT, "single bad box");
+    /* arguments */
+    CHECK(vl_bvh_sweep_spheres(NULL, s, N, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_sweep_spheres(bvh, NULL, N, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL sweeps");
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_sweep_spheres(bvh, NULL, 0, 0, NULL) == VL_OK, "count 0");
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 8, hits) == VL_ERR_INVALID_FLAGS, "flags");
+    CHECK(vl_bvh_sweep_sphere1(bvh, &s[0], 0x10, &h, NULL) == VL_ERR_INVALID_FLAGS, "single flags");
+    CHECK(vl_bvh_sweep_sphere1(bvh, NULL, 0, &h, NULL) == VL_ERR_INVALID_ARGUMENT, "single NULL");
+    CHECK(vl_bvh_sweep_box1(NULL, &b[0], 0, &h, NULL) == VL_ERR_INVALID_ARGUMENT, "single NULL bvh");
+    CHECK(vl_bvh_sweep_scratch_size(NULL, 10, 0) == 0 && vl_bvh_sweep_scratch_size(bvh, 10, 64) == 0, "size");
+    /* scratch: too small, misaligned: nothing written */
+    size_t bytes = vl_bvh_sweep_scratch_size(bvh, N, 0);
+    CHECK(bytes > 0, "scratch size");
+    char* mem = aligned_alloc(64, bytes + 128);
+    for (int i = 0; i < N; i++) hits[i].prim = 77;
+    CHECK(vl_bvh_sweep_spheres_scratch(bvh, s, N, 0, hits, contacts, mem, bytes - 1) == VL_ERR_INVALID_ARGUMENT,
+          "small scratch");
+    CHECK(vl_bvh_sweep_spheres_scratch(bvh, s, N, 0, hits, contacts, mem + 4, bytes) == VL_ERR_INVALID_ARGUMENT,
+          "misaligned scratch");
+    CHECK(vl_bvh_sweep_boxes_scratch(bvh, b, N, 0, hits, contacts, NULL, bytes) == VL_ERR_INVALID_ARGUMENT,
+          "NULL scratch");
+    CHECK(hits[0].prim == 77 && hits[N - 1].prim == 77, "nothing written");
+    /* caller scratch: no allocation */
+    test_alloc_hooks hooks;
+    test_alloc_begin(&hooks);
+    CHECK(vl_bvh_sweep_spheres_scratch(bvh, s, N, 0, hits, contacts, mem, bytes) == VL_ERR_INVALID_QUERY, "scratch");
+    CHECK(vl_bvh_sweep_boxes_scratch(bvh, b, N, 0, hits, contacts, mem, bytes) == VL_ERR_INVALID_QUERY, "scratch");
+    CHECK(vl_bvh_sweep_sphere1(bvh, &s[0], 0, &h, contacts) == VL_OK, "single");
+    CHECK(hooks.allocs == 0, "caller scratch allocated %ld times", hooks.allocs);
+    /* plain: one allocation, returned; and a failing allocator still answers */
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits) == VL_ERR_INVALID_QUERY && hooks.allocs == 1 && hooks.bytes == 0,
+          "plain allocs %ld", hooks.allocs);
+    hooks.budget = 0;
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, hits) == VL_ERR_INVALID_QUERY && hits[0].prim == 0, "no memory");
+    test_alloc_end(&hooks);
+    free(mem);
+    vl_bvh_destroy(bvh);
+}
+
+int main(void) {
+    test_one_triangle();
+    test_api();
+    test_soups();
+    test_world();
+    test_boxes();
+    test_real_meshes();
+    return test_finish("test_bvh_sweep");
+}
