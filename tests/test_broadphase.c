@@ -9,9 +9,9 @@
 #include "test_sap_scenes.h"
 #include "test_util.h"
 
-static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING};
-static const char* const kind_names[] = {"sap", "box_pruning"};
-#define KIND_COUNT 2
+static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_MULTI_SAP};
+static const char* const kind_names[] = {"sap", "box_pruning", "multi_sap"};
+#define KIND_COUNT 3
 
 static vl_broadphase_desc kind_desc(int kind) {
     vl_broadphase_desc desc = vl_broadphase_default_desc();
