@@ -116,6 +116,12 @@ struct VolleySap : VolleyEngine {
 struct VolleyBoxPruning : VolleyEngine {
     VolleyBoxPruning() : VolleyEngine(VL_BROADPHASE_BOX_PRUNING) {}
 };
+struct VolleyMultiSap : VolleyEngine {
+    VolleyMultiSap() : VolleyEngine(VL_BROADPHASE_MULTI_SAP) {}
+};
+struct VolleyGrid : VolleyEngine {
+    VolleyGrid() : VolleyEngine(VL_BROADPHASE_GRID) {}
+};
 
 #ifdef VOLLEY_BENCH_BULLET
 btVector3 v3(const float* p) { return btVector3(p[0], p[1], p[2]); }
@@ -304,6 +310,8 @@ void BM_QsortSweep(benchmark::State& state) {
 
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleySap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyBoxPruning)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrame, VolleyMultiSap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrame, VolleyGrid)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SapSleepingFrame)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapInsert, VolleySap)->Arg(16384)->Arg(65536)->Arg(100000)->Unit(benchmark::kMillisecond);
 #ifdef VOLLEY_BENCH_BULLET
