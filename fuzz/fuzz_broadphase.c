@@ -199,7 +199,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     test_alloc_begin(&g_hooks);
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 1};
-    run(&in, size && (data[0] & 1) ? VL_BROADPHASE_BOX_PRUNING : VL_BROADPHASE_SAP);
+    static const vl_broadphase_kind kinds[4] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_MULTI_SAP,
+                                                VL_BROADPHASE_GRID};
+    run(&in, kinds[size ? data[0] & 3 : 0]);
     FUZZ_CHECK(vl_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_bytes_in_use() - before);
     test_alloc_end(&g_hooks);
     return 0;

@@ -8,15 +8,15 @@
 vl_status vl_msap_cell_reserve(vl_msap_cell* c, uint32_t members) {
     uint64_t eps = 2ull * members + 2;
     vl_status s = VL_OK;
-    for (int a = 0; a < 3 && s == VL_OK; a++)
+    for (int a = 0; a < 3 && s == VL_OK; a++) {
         s = vl_array_reserve((void**)&c->ep[a], &c->ep_cap[a], 2 * c->n + 2, eps, sizeof(vl_endpoint));
-    if (s == VL_OK) s = vl_array_reserve((void**)&c->pos, &c->pos_cap, 6 * c->n, 6ull * members, sizeof(uint32_t));
-    if (s == VL_OK) s = vl_array_reserve((void**)&c->id, &c->id_cap, c->n, members, sizeof(uint32_t));
-    if (s == VL_OK && c->n == 0)
-        for (int a = 0; a < 3; a++) {
+        if (s == VL_OK && c->n == 0) { /* an empty cell's arrays hold their sentinels from the start */
             c->ep[a][0] = VL_SAP_LOW_SENTINEL;
             c->ep[a][1] = VL_SAP_HIGH_SENTINEL;
         }
+    }
+    if (s == VL_OK) s = vl_array_reserve((void**)&c->pos, &c->pos_cap, 6 * c->n, 6ull * members, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&c->id, &c->id_cap, c->n, members, sizeof(uint32_t));
     return s;
 }
 
@@ -163,9 +163,12 @@ vl_status vl_msap_cell_validate(const vl_msap_cell* c, const vl_bp_objects* o, c
         for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) found += oe[k].cell == c->index && oe[k].local == q;
         if (found != 1) return VL_ERR_INVALID_ARGUMENT;
     }
-    if (!c->ep[0]) return c->n ? VL_ERR_INVALID_ARGUMENT : VL_OK;
     for (int a = 0; a < 3; a++) {
         const vl_endpoint* e = c->ep[a];
+        if (!e) { /* a cell never used, or whose growth failed part way */
+            if (c->n) return VL_ERR_INVALID_ARGUMENT;
+            continue;
+        }
         if (e[0] != VL_SAP_LOW_SENTINEL || e[n - 1] != VL_SAP_HIGH_SENTINEL) return VL_ERR_INVALID_ARGUMENT;
         for (uint32_t i = 1; i + 1 < n; i++) {
             uint32_t q = ep_owner(e[i]), is_max = ep_is_max(e[i]);
