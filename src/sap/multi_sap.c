@@ -24,6 +24,7 @@ static void msap_destroy(vl_broadphase* bp) {
     vl_array_free((void**)&ms->ent, &ms->ent_cap, sizeof(vl_msap_entry));
     vl_array_free((void**)&ms->range, &ms->range_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->ovf_at, &ms->ovf_at_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->held, &ms->held_cap, sizeof(vl_aabb));
     vl_array_free((void**)&ms->movers, &ms->movers_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->ovf, &ms->ovf_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->new_range, &ms->new_range_cap, sizeof(uint32_t));
@@ -63,6 +64,7 @@ static vl_status msap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t c
         memset(ms->ent + old_ent, 0xFF, (size_t)(ms->ent_cap - old_ent) * sizeof(vl_msap_entry));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->range, &ms->range_cap, ms->range_cap, slots * 4, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->ovf_at, &ms->ovf_at_cap, ms->ovf_at_cap, slots, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->held, &ms->held_cap, ms->held_cap, slots, sizeof(vl_aabb));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->ovf, &ms->ovf_cap, ms->ovf_count, slots, sizeof(uint32_t));
     if (s == VL_OK)
         s = vl_array_reserve((void**)&ms->movers, &ms->movers_cap, ms->mover_count, slots + 1, sizeof(uint32_t));
@@ -254,14 +256,20 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
     const vl_msap_op* ops = ms->ops + ms->start[c];
     uint32_t n = ms->start[c + 1] - ms->start[c];
+    for (uint32_t i = 0; i < n && i < 8; i++) __builtin_prefetch(ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES);
     for (uint32_t kind = 0; kind < 3; kind++)
         for (uint32_t i = 0; i < n; i++) {
+            if (i + 8 < n) { /* the objects' entries and boxes are scattered: fetch them ahead */
+                __builtin_prefetch(ms->ent + (size_t)ops[i + 8].handle * VL_MSAP_ENTRIES);
+                __builtin_prefetch(o->boxes + ops[i + 4].handle);
+                __builtin_prefetch(ms->held + ops[i + 4].handle);
+            }
             if (ops[i].kind != kind) continue;
             vl_msap_entry* e = ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES + ops[i].entry;
             if (kind == VL_MSAP_OP_REMOVE)
                 vl_msap_cell_remove(cell, o, ms->ent, e->local);
             else if (kind == VL_MSAP_OP_MOVE)
-                vl_msap_cell_move(cell, o, e->local);
+                vl_msap_cell_move(cell, o, e->local, &ms->held[ops[i].handle]);
             else
                 e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
         }
@@ -293,7 +301,10 @@ static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
             ms->ovf_at[h] = ms->ovf_count;
             ms->ovf[ms->ovf_count++] = h;
         }
-        if (now == VL_MSAP_IN_CELLS) memcpy(ms->range + 4ull * h, r, 4 * sizeof *r);
+        if (now == VL_MSAP_IN_CELLS) {
+            memcpy(ms->range + 4ull * h, r, 4 * sizeof *r);
+            ms->held[h] = o->boxes[h];
+        }
         ms->cls[h] = (uint8_t)(now | VL_MSAP_MOVED);
     }
     if (!had_ovf && !ms->ovf_count) return;

@@ -68,7 +68,8 @@ typedef struct vl_msap {
     vl_msap_entry* ent; /* VL_MSAP_ENTRIES per slot */
     uint32_t* range;    /* 4 per slot: first and last cell along each ground axis, when IN_CELLS */
     uint32_t* ovf_at;   /* index in ovf, when IN_OVF */
-    uint32_t cls_cap, ent_cap, range_cap, ovf_at_cap;
+    vl_aabb* held;      /* the box its cells hold, when IN_CELLS */
+    uint32_t cls_cap, ent_cap, range_cap, ovf_at_cap, held_cap;
     /* objects added, updated or removed since the last commit, each once (one more for the
      * branch-free listing) */
     uint32_t* movers;
@@ -122,8 +123,9 @@ void vl_msap_cell_free(vl_msap_cell* c);
 uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h);
 /* Removes local `local`; candidates: the members it overlapped; the last member takes its index. */
 void vl_msap_cell_remove(vl_msap_cell* c, const vl_bp_objects* o, vl_msap_entry* ent, uint32_t local);
-/* Moves local `local` to its object's current box; candidates: every overlap it toggled. */
-void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t local);
+/* Moves local `local` from `from` (what the cell holds) to its object's current box; candidates:
+ * every overlap it toggled. */
+void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t local, const vl_aabb* from);
 /* The cell's own invariants; members whose byte in cls has VL_MSAP_MOVED may hold old values. */
 vl_status vl_msap_cell_validate(const vl_msap_cell* c, const vl_bp_objects* o, const uint8_t* cls,
                                 const vl_msap_entry* ent);

@@ -131,10 +131,10 @@ static inline __attribute__((always_inline)) void cell_walk(vl_msap_cell* c, con
 /* As sap_move_axis: a growing max first, then the min, then a shrinking max, so that the min
  * never passes its own max. */
 static inline __attribute__((always_inline)) void cell_move_axis(vl_msap_cell* c, const vl_bp_objects* o, uint32_t q,
-                                                                 const vl_aabb* box, int axis) {
+                                                                 const vl_aabb* from, const vl_aabb* box, int axis) {
+    if (from->min[axis] == box->min[axis] && from->max[axis] == box->max[axis]) return; /* no endpoint read */
     const uint32_t* p = c->pos + (size_t)q * 6 + axis * 2;
-    const vl_endpoint* e = c->ep[axis];
-    uint32_t old_min = ep_value(e[p[0]]), old_max = ep_value(e[p[1]]);
+    uint32_t old_min = vl_float_to_sortable(from->min[axis]), old_max = vl_float_to_sortable(from->max[axis]);
     uint32_t new_min = vl_float_to_sortable(box->min[axis]), new_max = vl_float_to_sortable(box->max[axis]);
     vl_endpoint mn = ep_make(new_min, 0, q), mx = ep_make(new_max, 1, q);
     if (new_max > old_max) cell_walk(c, o, mx, p[1], axis, 0);
@@ -145,11 +145,11 @@ static inline __attribute__((always_inline)) void cell_move_axis(vl_msap_cell* c
     if (new_max < old_max) cell_walk(c, o, mx, p[1], axis, 1);
 }
 
-void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t q) {
+void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t q, const vl_aabb* from) {
     const vl_aabb* box = &o->boxes[c->id[q]];
-    cell_move_axis(c, o, q, box, 0);
-    cell_move_axis(c, o, q, box, 1);
-    cell_move_axis(c, o, q, box, 2);
+    cell_move_axis(c, o, q, from, box, 0);
+    cell_move_axis(c, o, q, from, box, 1);
+    cell_move_axis(c, o, q, from, box, 2);
 }
 
 vl_status vl_msap_cell_validate(const vl_msap_cell* c, const vl_bp_objects* o, const uint8_t* cls,

@@ -1,5 +1,7 @@
 /* VL_BROADPHASE_MULTI_SAP: every pair from scratch (the merge's rescan, the check), and the check of
  * every invariant. */
+#include <string.h>
+
 #include "sap/multi_sap.h"
 
 uint64_t vl_msap_all_pairs(const vl_msap* ms, const vl_bp_objects* o, vl_pair_manager* add_to) {
@@ -77,6 +79,7 @@ vl_status vl_msap_validate(const vl_broadphase* bp) {
             if (listed) return VL_ERR_INVALID_ARGUMENT;
             continue;
         }
+        if (memcmp(&ms->held[h], &o->boxes[h], sizeof(vl_aabb)) != 0) return VL_ERR_INVALID_ARGUMENT;
         const uint32_t* have = ms->range + 4ull * h;
         if (have[0] != r[0] || have[1] != r[1] || have[2] != r[2] || have[3] != r[3] ||
             listed != (r[2] - r[0] + 1) * (r[3] - r[1] + 1))
