@@ -117,8 +117,10 @@ static inline __attribute__((always_inline)) void cell_walk(vl_msap_cell* c, con
     while (left ? (p = e[i - 1]) > m : (p = e[i + 1]) < m) {
         uint32_t r = ep_owner(p);
         uint32_t* pr = pos + (size_t)r * 6;
-        if (((p ^ m) >> 31 & 1) && pq[j] < pr[j + 1] && pr[j] < pq[j + 1] && pq[k] < pr[k + 1] && pr[k] < pq[k + 1] &&
-            vl_bp_may_pair(o, c->id[q], c->id[r]))
+        /* branch-free: the kinds alternate at random, only a hit is rare */
+        uint32_t hit = (uint32_t)((p ^ m) >> 31) & (pq[j] < pr[j + 1]) & (pr[j] < pq[j + 1]) & (pq[k] < pr[k + 1]) &
+                       (pr[k] < pq[k + 1]);
+        if (__builtin_expect(hit & 1, 0) && vl_bp_may_pair(o, c->id[q], c->id[r]))
             vl_msap_push(&c->out, &c->lost, c->id[q], c->id[r]);
         e[i] = p;
         pr[axis * 2 + ep_is_max(p)] = i;
