@@ -213,7 +213,6 @@ static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, uint32_t* op_cou
 /* Writes the operations, grouped by cell (a counting sort), and claims an entry for every cell
  * entered. Cannot fail. */
 static void msap_queue(vl_msap* ms, const vl_bp_objects* o, uint32_t op_count) {
-    (void)o;
     uint32_t* start = ms->start;
     memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
     uint32_t n = 0;
@@ -223,8 +222,10 @@ static void msap_queue(vl_msap* ms, const vl_bp_objects* o, uint32_t op_count) {
         vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
         for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
             if (e[k].cell == VL_MSAP_NONE) continue;
-            uint16_t kind = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell) ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
-            ms->ops_tmp[n] = (vl_msap_op){h, (uint16_t)k, kind};
+            int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
+            vl_msap_op* op = &ms->ops_tmp[n];
+            op->handle = h, op->entry = (uint16_t)k, op->kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
+            if (move) op->from = ms->held[h], op->to = o->boxes[h];
             ms->op_cell[n++] = e[k].cell;
         }
         if (r[0] == VL_MSAP_NONE) continue;
@@ -237,7 +238,8 @@ static void msap_queue(vl_msap* ms, const vl_bp_objects* o, uint32_t op_count) {
                 }
                 e[k].cell = c; /* at most 4 kept and 4 entered: a free entry exists */
                 e[k].local = VL_MSAP_NONE;
-                ms->ops_tmp[n] = (vl_msap_op){h, (uint16_t)k, VL_MSAP_OP_INSERT};
+                vl_msap_op* op = &ms->ops_tmp[n];
+                op->handle = h, op->entry = (uint16_t)k, op->kind = VL_MSAP_OP_INSERT;
                 ms->op_cell[n++] = c;
             }
     }
@@ -256,20 +258,14 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
     const vl_msap_op* ops = ms->ops + ms->start[c];
     uint32_t n = ms->start[c + 1] - ms->start[c];
-    for (uint32_t i = 0; i < n && i < 8; i++) __builtin_prefetch(ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES);
     for (uint32_t kind = 0; kind < 3; kind++)
         for (uint32_t i = 0; i < n; i++) {
-            if (i + 8 < n) { /* the objects' entries and boxes are scattered: fetch them ahead */
-                __builtin_prefetch(ms->ent + (size_t)ops[i + 8].handle * VL_MSAP_ENTRIES);
-                __builtin_prefetch(o->boxes + ops[i + 4].handle);
-                __builtin_prefetch(ms->held + ops[i + 4].handle);
-            }
             if (ops[i].kind != kind) continue;
             vl_msap_entry* e = ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES + ops[i].entry;
             if (kind == VL_MSAP_OP_REMOVE)
                 vl_msap_cell_remove(cell, o, ms->ent, e->local);
             else if (kind == VL_MSAP_OP_MOVE)
-                vl_msap_cell_move(cell, o, e->local, &ms->held[ops[i].handle]);
+                vl_msap_cell_move(cell, o, e->local, &ops[i].from, &ops[i].to);
             else
                 e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
         }

@@ -41,6 +41,7 @@ typedef struct vl_msap_op {
     uint32_t handle;
     uint16_t entry; /* index in the object's entries */
     uint16_t kind;  /* VL_MSAP_OP_* */
+    vl_aabb from, to; /* a move: the box the cells hold and the new one, read once, in mover order */
 } vl_msap_op;
 
 /* One cell: a SAP over local indices 0..n-1 (the layout of sap.h, with local owners). */
@@ -123,9 +124,9 @@ void vl_msap_cell_free(vl_msap_cell* c);
 uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h);
 /* Removes local `local`; candidates: the members it overlapped; the last member takes its index. */
 void vl_msap_cell_remove(vl_msap_cell* c, const vl_bp_objects* o, vl_msap_entry* ent, uint32_t local);
-/* Moves local `local` from `from` (what the cell holds) to its object's current box; candidates:
- * every overlap it toggled. */
-void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t local, const vl_aabb* from);
+/* Moves local `local` from `from` (what the cell holds) to `to`; candidates: every overlap it toggled. */
+void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t local, const vl_aabb* from,
+                       const vl_aabb* to);
 /* The cell's own invariants; members whose byte in cls has VL_MSAP_MOVED may hold old values. */
 vl_status vl_msap_cell_validate(const vl_msap_cell* c, const vl_bp_objects* o, const uint8_t* cls,
                                 const vl_msap_entry* ent);

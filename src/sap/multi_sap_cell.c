@@ -147,8 +147,7 @@ static inline __attribute__((always_inline)) void cell_move_axis(vl_msap_cell* c
     if (new_max < old_max) cell_walk(c, o, mx, p[1], axis, 1);
 }
 
-void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t q, const vl_aabb* from) {
-    const vl_aabb* box = &o->boxes[c->id[q]];
+void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t q, const vl_aabb* from, const vl_aabb* box) {
     cell_move_axis(c, o, q, from, box, 0);
     cell_move_axis(c, o, q, from, box, 1);
     cell_move_axis(c, o, q, from, box, 2);
