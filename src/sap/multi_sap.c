@@ -225,7 +225,7 @@ static void msap_queue(vl_msap* ms, const vl_bp_objects* o, uint32_t op_count) {
             int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
             vl_msap_op* op = &ms->ops_tmp[n];
             op->handle = h, op->entry = (uint16_t)k, op->kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
-            if (move) op->from = ms->held[h], op->to = o->boxes[h];
+            if (move) op->from = ms->held[h], op->to = o->boxes[h], op->local = e[k].local;
             ms->op_cell[n++] = e[k].cell;
         }
         if (r[0] == VL_MSAP_NONE) continue;
@@ -258,14 +258,15 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
     const vl_msap_op* ops = ms->ops + ms->start[c];
     uint32_t n = ms->start[c + 1] - ms->start[c];
+    int removed = 0; /* a removal renumbers members: the locals copied into the moves are then stale */
     for (uint32_t kind = 0; kind < 3; kind++)
         for (uint32_t i = 0; i < n; i++) {
             if (ops[i].kind != kind) continue;
             vl_msap_entry* e = ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES + ops[i].entry;
             if (kind == VL_MSAP_OP_REMOVE)
-                vl_msap_cell_remove(cell, o, ms->ent, e->local);
+                vl_msap_cell_remove(cell, o, ms->ent, e->local), removed = 1;
             else if (kind == VL_MSAP_OP_MOVE)
-                vl_msap_cell_move(cell, o, e->local, &ops[i].from, &ops[i].to);
+                vl_msap_cell_move(cell, o, removed ? e->local : ops[i].local, &ops[i].from, &ops[i].to);
             else
                 e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
         }

@@ -41,6 +41,7 @@ typedef struct vl_msap_op {
     uint32_t handle;
     uint16_t entry; /* index in the object's entries */
     uint16_t kind;  /* VL_MSAP_OP_* */
+    uint32_t local; /* a move: the object's local index in the cell when the queue was built */
     vl_aabb from, to; /* a move: the box the cells hold and the new one, read once, in mover order */
 } vl_msap_op;
 
