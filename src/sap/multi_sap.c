@@ -302,7 +302,8 @@ static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
             memcpy(ms->range + 4ull * h, r, 4 * sizeof *r);
             ms->held[h] = o->boxes[h];
         }
-        ms->cls[h] = (uint8_t)(now | VL_MSAP_MOVED);
+        uint8_t left = (uint8_t)(ms->cls[h] & VL_MSAP_LEFT_OVF) | (was && now != VL_MSAP_IN_OVF ? VL_MSAP_LEFT_OVF : 0);
+        ms->cls[h] = (uint8_t)(now | VL_MSAP_MOVED | left);
     }
     if (!had_ovf && !ms->ovf_count) return;
     ms->scan_pm = 1; /* pairs with an overflow end that stopped are found among the movers' pairs */
@@ -357,10 +358,11 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
             for (uint32_t i = 0; i < out->count; i++) msap_eval(pm, o, out->pairs[i].a, out->pairs[i].b);
         }
         for (uint32_t i = 0; i < ms->ovf_out.count; i++) msap_eval(pm, o, ms->ovf_out.pairs[i].a, ms->ovf_out.pairs[i].b);
-        if (ms->scan_pm)
+        if (ms->scan_pm) /* pairs with a moved end and an overflow end, now or before this commit */
             for (uint32_t i = 0; i < pm->count; i++) {
                 vl_pair p = pm->pairs[i];
-                if ((ms->cls[p.a] | ms->cls[p.b]) & VL_MSAP_MOVED) msap_eval(pm, o, p.a, p.b);
+                uint8_t f = ms->cls[p.a] | ms->cls[p.b];
+                if ((f & VL_MSAP_MOVED) && (f & (VL_MSAP_IN_OVF | VL_MSAP_LEFT_OVF))) msap_eval(pm, o, p.a, p.b);
             }
     }
     for (uint32_t c = 0; c < ms->cell_count; c++) ms->cells[c].out.count = 0, ms->cells[c].lost = 0;
@@ -390,7 +392,7 @@ static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair
         if (s != VL_OK) return s;
         for (uint32_t i = 0; i < ms->mover_count; i++) {
             uint32_t h = ms->movers[i];
-            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE) ? (uint8_t)(ms->cls[h] & ~VL_MSAP_MOVED) : 0;
+            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE) ? (uint8_t)(ms->cls[h] & ~(VL_MSAP_MOVED | VL_MSAP_LEFT_OVF)) : 0;
         }
         ms->mover_count = 0;
     }

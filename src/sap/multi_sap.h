@@ -28,7 +28,7 @@
 #define VL_MSAP_NONE 0xFFFFFFFFu
 
 /* Per-slot state bits. */
-enum { VL_MSAP_IN_CELLS = 1u, VL_MSAP_IN_OVF = 2u, VL_MSAP_MOVED = 4u };
+enum { VL_MSAP_IN_CELLS = 1u, VL_MSAP_IN_OVF = 2u, VL_MSAP_MOVED = 4u, VL_MSAP_LEFT_OVF = 8u /* this commit */ };
 
 /* Operations of the commit's queue. */
 enum { VL_MSAP_OP_REMOVE = 0u, VL_MSAP_OP_MOVE = 1u, VL_MSAP_OP_INSERT = 2u };
