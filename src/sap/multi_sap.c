@@ -171,10 +171,10 @@ static inline uint32_t in_range(const vl_msap* ms, const uint32_t* r, uint32_t c
     return cu >= r[0] && cu <= r[2] && cv >= r[1] && cv <= r[3] ? 1u : 0u;
 }
 
-/* The objects' new footprints (VL_MSAP_NONE in new_range[4i] for dead or overflowing ones), the
- * count of operations per cell in `start`, and the members each cell will need. Changes nothing
- * but scratch. */
-static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, uint32_t* op_count) {
+/* The movers' new footprints (VL_MSAP_NONE in new_range[4i] for dead or overflowing ones), and
+ * room for the members entering each cell (counted in `start`). Changes nothing but scratch and
+ * capacities. */
+static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o) {
     uint32_t m = ms->mover_count;
     vl_status s = vl_array_reserve((void**)&ms->new_range, &ms->new_range_cap, 0, 4ull * m + 4, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->start, &ms->start_cap, 0, ms->cell_count + 1ull, sizeof(uint32_t));
@@ -184,20 +184,17 @@ static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, uint32_t* op_cou
     if (s != VL_OK) return s;
     uint32_t* start = ms->start;
     memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
-    uint32_t ops = 0;
     for (uint32_t i = 0; i < m; i++) {
         uint32_t h = ms->movers[i], *r = ms->new_range + 4ull * i;
         r[0] = VL_MSAP_NONE;
         if ((o->flags[h] & VL_OBJ_ALIVE) && !vl_msap_footprint(ms, &o->boxes[h], r)) r[0] = VL_MSAP_NONE;
         const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
-        for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++)
-            if (e[k].cell != VL_MSAP_NONE) ops++;
         if (r[0] == VL_MSAP_NONE) continue;
         for (uint32_t cv = r[1]; cv <= r[3]; cv++)
             for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
                 uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
                 for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
-                if (!kept) start[c]++, ops++;
+                start[c] += !kept;
             }
     }
     /* room for the members entering each cell (a cell grown and then not used is harmless) */
@@ -206,13 +203,12 @@ static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, uint32_t* op_cou
             s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + start[c]);
             if (s != VL_OK) return s;
         }
-    *op_count = ops;
     return VL_OK;
 }
 
 /* Writes the operations, grouped by cell (a counting sort), and claims an entry for every cell
  * entered. Cannot fail. */
-static void msap_queue(vl_msap* ms, const vl_bp_objects* o, uint32_t op_count) {
+static void msap_queue(vl_msap* ms, const vl_bp_objects* o) {
     uint32_t* start = ms->start;
     memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
     uint32_t n = 0;
@@ -243,7 +239,6 @@ static void msap_queue(vl_msap* ms, const vl_bp_objects* o, uint32_t op_count) {
                 ms->op_cell[n++] = c;
             }
     }
-    (void)op_count;
     for (uint32_t i = 0; i < n; i++) start[ms->op_cell[i] + 1]++;
     for (uint32_t c = 0; c < ms->cell_count; c++) start[c + 1] += start[c];
     /* start[c] is now the first slot of cell c; place, then shift back by one cell */
@@ -379,11 +374,10 @@ static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair
         if (!ms->ready && o->alive) s = msap_layout(ms, bp);
         if (s != VL_OK) return s;
         if (ms->ready) {
-            uint32_t op_count = 0;
-            s = msap_plan(ms, o, &op_count);
+            s = msap_plan(ms, o);
             if (s != VL_OK) return s;
             /* from here the cells change: a later failure keeps the candidates for the next commit */
-            msap_queue(ms, o, op_count);
+            msap_queue(ms, o);
             for (uint32_t c = 0; c < ms->cell_count; c++)
                 if (ms->start[c + 1] > ms->start[c]) msap_run_cell(ms, o, c);
             msap_settle(ms, o);
