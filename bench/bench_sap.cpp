@@ -187,6 +187,12 @@ struct VolleyBoxPruning : VolleyEngine {
 struct VolleyStaticSap : VolleyEngine {
     VolleyStaticSap() : VolleyEngine(VL_BROADPHASE_STATIC_SAP) {}
 };
+struct VolleyMultiSap : VolleyEngine {
+    VolleyMultiSap() : VolleyEngine(VL_BROADPHASE_MULTI_SAP) {}
+};
+struct VolleyGrid : VolleyEngine {
+    VolleyGrid() : VolleyEngine(VL_BROADPHASE_GRID) {}
+};
 
 #ifdef VOLLEY_BENCH_BULLET
 btVector3 v3(const float* p) { return btVector3(p[0], p[1], p[2]); }
@@ -253,6 +259,27 @@ void BM_SapFrame(benchmark::State& state) {
     state.counters["pairs"] = engine.pairs();
     state.counters["moving"] = (double)s.moving.size();
     state.SetLabel(kSceneNames[state.range(0)]);
+}
+
+// The flat world over a static ground plane with infinite bounds (top at y = -3: the lowest boxes
+// touch it), volley kinds only (Bullet takes no infinite bounds).
+template <class Engine>
+void BM_SapFrameGround(benchmark::State& state) {
+    const Scene& s = scene(2);
+    Engine engine;
+    vl_aabb ground = {{-INFINITY, -INFINITY, -INFINITY}, {INFINITY, -3.0f, INFINITY}};
+    uint32_t handle = 0;
+    vl_broadphase_add(engine.bp, &handle, &ground, 1, VL_STATIC);
+    engine.init(s);
+    for (int f = 0; f < kFrames; f++) engine.frame(s, f);
+    int f = 0;
+    for (auto _ : state) {
+        engine.frame(s, f);
+        f = (f + 1) % kFrames;
+    }
+    state.counters["pairs"] = engine.pairs();
+    state.counters["moving"] = (double)s.moving.size();
+    state.SetLabel("flat16384_10pct_ground");
 }
 
 // The world does not move at all: what a frame costs when nothing happens.
@@ -495,6 +522,11 @@ void BM_QsortSweep(benchmark::State& state) {
 
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleySap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyBoxPruning)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrame, VolleyMultiSap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrame, VolleyGrid)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleySap)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyMultiSap)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyGrid)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SapSleepingFrame)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapInsert, VolleySap)->Arg(16384)->Arg(65536)->Arg(100000)->Unit(benchmark::kMillisecond);
 #ifdef VOLLEY_BENCH_BULLET

@@ -208,8 +208,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     test_alloc_begin(&g_hooks);
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 1};
-    static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP};
-    run(&in, kinds[size ? data[0] % 3 : 0]);
+    static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
+                                               VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID};
+    run(&in, kinds[size ? data[0] % 5 : 0]);
     FUZZ_CHECK(vl_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_bytes_in_use() - before);
     test_alloc_end(&g_hooks);
     return 0;

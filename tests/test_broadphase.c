@@ -9,9 +9,10 @@
 #include "test_sap_scenes.h"
 #include "test_util.h"
 
-static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP};
-static const char* const kind_names[] = {"sap", "box_pruning", "static_sap"};
-#define KIND_COUNT 3
+static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
+                                           VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID};
+static const char* const kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid"};
+#define KIND_COUNT 5
 
 static vl_broadphase_desc kind_desc(int kind) {
     vl_broadphase_desc desc = vl_broadphase_default_desc();

@@ -100,7 +100,14 @@ typedef enum vl_broadphase_kind {
      * place in them, and the movers among themselves form a plain SAP. Statics come and go best in
      * batches (one merge or compaction, then every mover finds its place again by binary search);
      * an update of statics costs a pass over the static arrays per batch. */
-    VL_BROADPHASE_STATIC_SAP = 2
+    VL_BROADPHASE_STATIC_SAP = 2,
+    /* Multi-SAP for wide flat worlds: a grid of small persistent SAPs over the ground plane, one
+     * pair manager; huge objects (and infinite ones: a ground plane) kept apart in an overflow set.
+     * docs/MULTI_SAP.md. */
+    VL_BROADPHASE_MULTI_SAP = 3,
+    /* Hashed uniform 3D grid, cell size from the boxes: each commit re-pairs the objects that moved
+     * against the members of their cells. The simple baseline. docs/MULTI_SAP.md. */
+    VL_BROADPHASE_GRID = 4
 } vl_broadphase_kind;
 
 /* Desc flags. */
@@ -111,15 +118,22 @@ typedef struct vl_broadphase_desc {
     uint32_t flags;            /* VL_BROADPHASE_PAIR_USER_DATA or 0 */
     uint32_t expected_objects; /* object storage reserved at creation (a hint, at most
                                 * VL_BROADPHASE_MAX_OBJECTS); 0 is fine */
+    /* VL_BROADPHASE_MULTI_SAP and VL_BROADPHASE_GRID; 0 chooses from the boxes of the first commit
+     * that has any. up_axis: 1, 2 or 3 for x, y or z across the ground (0: the axis along which box
+     * centres spread least); the grid covers the two others. cell_size: side of a cell (finite,
+     * >= 0). grid_cells: MULTI_SAP cells along each ground axis (at most 256). */
+    uint32_t up_axis;
+    float cell_size;
+    uint32_t grid_cells;
 } vl_broadphase_desc;
 
 typedef struct vl_broadphase vl_broadphase;
 
-/* kind VL_BROADPHASE_SAP, no flags, no reservation. */
+/* kind VL_BROADPHASE_SAP, no flags, no reservation, grid layout chosen from the boxes. */
 VL_API vl_broadphase_desc vl_broadphase_default_desc(void);
 
 /* Creates an empty broadphase. desc NULL means the default desc.
- * Errors: VL_ERR_INVALID_ARGUMENT (out NULL), VL_ERR_INVALID_FLAGS (unknown kind or flags, user
+ * Errors: VL_ERR_INVALID_ARGUMENT (out NULL, a grid field out of range), VL_ERR_INVALID_FLAGS (unknown kind or flags, user
  * data with a kind that does not keep pairs), VL_ERR_OUT_OF_MEMORY; *out is then NULL. */
 VL_API vl_status vl_broadphase_create(const vl_broadphase_desc* desc, vl_broadphase** out);
 

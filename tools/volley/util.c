@@ -15,6 +15,9 @@
 const tool_broadphase_kind tool_broadphase_kinds[] = {
     {"sap", VL_BROADPHASE_SAP},
     {"box_pruning", VL_BROADPHASE_BOX_PRUNING},
+    {"static_sap", VL_BROADPHASE_STATIC_SAP},
+    {"multi_sap", VL_BROADPHASE_MULTI_SAP},
+    {"grid", VL_BROADPHASE_GRID},
 };
 const uint32_t tool_broadphase_kind_count = sizeof tool_broadphase_kinds / sizeof tool_broadphase_kinds[0];
 

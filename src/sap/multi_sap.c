@@ -1,0 +1,404 @@
+/* VL_BROADPHASE_MULTI_SAP: life cycle, layout, and the commit (queue, cells, overflow, merge). */
+#include <math.h>
+#include <string.h>
+
+#include "sap/axis.h"
+#include "sap/multi_sap.h"
+
+static vl_status msap_create(vl_broadphase* bp) {
+    const vl_broadphase_desc* d = &bp->desc;
+    if (d->up_axis > 3 || !(d->cell_size >= 0) || isinf(d->cell_size) || d->grid_cells > VL_MSAP_MAX_AXIS)
+        return VL_ERR_INVALID_ARGUMENT;
+    vl_msap* ms = vl_mem_calloc(sizeof *ms);
+    if (!ms) return VL_ERR_OUT_OF_MEMORY;
+    vl_pm_init(&ms->pm, 0);
+    bp->impl = ms;
+    return VL_OK;
+}
+
+static void msap_destroy(vl_broadphase* bp) {
+    vl_msap* ms = bp->impl;
+    for (uint32_t c = 0; c < ms->cell_count; c++) vl_msap_cell_free(&ms->cells[c]);
+    vl_mem_free(ms->cells, (size_t)ms->cell_count * sizeof *ms->cells);
+    vl_array_free((void**)&ms->cls, &ms->cls_cap, 1);
+    vl_array_free((void**)&ms->ent, &ms->ent_cap, sizeof(vl_msap_entry));
+    vl_array_free((void**)&ms->range, &ms->range_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->ovf_at, &ms->ovf_at_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->held, &ms->held_cap, sizeof(vl_aabb));
+    vl_array_free((void**)&ms->movers, &ms->movers_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->ovf, &ms->ovf_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->new_range, &ms->new_range_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->start, &ms->start_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->ops, &ms->ops_cap, sizeof(vl_msap_op));
+    vl_array_free((void**)&ms->ops_tmp, &ms->ops_tmp_cap, sizeof(vl_msap_op));
+    vl_array_free((void**)&ms->op_cell, &ms->op_cell_cap, sizeof(uint32_t));
+    vl_pair_buffer_free(&ms->ovf_out);
+    vl_pm_free(&ms->pm);
+    vl_mem_free(ms, sizeof *ms);
+}
+
+/* Lists the slots not listed yet (branch-free: written past the end, kept when new). */
+static void msap_mark(vl_msap* ms, const uint32_t* handles, uint32_t count) {
+    uint8_t* cls = ms->cls;
+    uint32_t* movers = ms->movers;
+    uint32_t n = ms->mover_count;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t h = handles[i];
+        movers[n] = h;
+        n += !(cls[h] & VL_MSAP_MOVED);
+        cls[h] |= VL_MSAP_MOVED;
+    }
+    ms->mover_count = n;
+}
+
+static vl_status msap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
+    vl_msap* ms = bp->impl;
+    uint64_t slots = bp->objects.slot_count;
+    uint32_t old = ms->cls_cap;
+    vl_status s = vl_array_reserve((void**)&ms->cls, &ms->cls_cap, old, slots, 1);
+    if (s == VL_OK && ms->cls_cap > old) memset(ms->cls + old, 0, ms->cls_cap - old);
+    uint32_t old_ent = ms->ent_cap;
+    if (s == VL_OK)
+        s = vl_array_reserve((void**)&ms->ent, &ms->ent_cap, old_ent, slots * VL_MSAP_ENTRIES, sizeof(vl_msap_entry));
+    if (s == VL_OK && ms->ent_cap > old_ent)
+        memset(ms->ent + old_ent, 0xFF, (size_t)(ms->ent_cap - old_ent) * sizeof(vl_msap_entry));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->range, &ms->range_cap, ms->range_cap, slots * 4, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ovf_at, &ms->ovf_at_cap, ms->ovf_at_cap, slots, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->held, &ms->held_cap, ms->held_cap, slots, sizeof(vl_aabb));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ovf, &ms->ovf_cap, ms->ovf_count, slots, sizeof(uint32_t));
+    if (s == VL_OK)
+        s = vl_array_reserve((void**)&ms->movers, &ms->movers_cap, ms->mover_count, slots + 1, sizeof(uint32_t));
+    if (s != VL_OK) return s;
+    for (uint32_t i = 0; i < count; i++) ms->cls[handles[i]] = 0; /* a reused slot starts clean */
+    msap_mark(ms, handles, count);
+    return VL_OK;
+}
+
+static vl_status msap_update(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count) {
+    vl_aabb* dst = bp->objects.boxes;
+    for (uint32_t i = 0; i < count; i++) dst[handles[i]] = boxes[i];
+    msap_mark(bp->impl, handles, count);
+    return VL_OK;
+}
+
+static void msap_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
+    msap_mark(bp->impl, handles, count);
+}
+
+/* ---- layout: chosen from the live boxes at the first commit that has any ------------------- */
+
+static vl_status msap_layout(vl_msap* ms, const vl_broadphase* bp) {
+    const vl_bp_objects* o = &bp->objects;
+    const vl_broadphase_desc* d = &bp->desc;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double sum[3] = {0}, sum2[3] = {0}, ext = 0, n = 0, n_ext = 0;
+    for (uint32_t h = 0; h < o->slot_count; h++) {
+        if (!(o->flags[h] & VL_OBJ_ALIVE)) continue;
+        const vl_aabb* b = &o->boxes[h];
+        int finite = 1;
+        for (int a = 0; a < 3; a++) {
+            if (isfinite(b->min[a]) && b->min[a] < lo[a]) lo[a] = b->min[a];
+            if (isfinite(b->max[a]) && b->max[a] > hi[a]) hi[a] = b->max[a];
+            finite &= isfinite(b->min[a]) && isfinite(b->max[a]);
+        }
+        if (!finite) continue;
+        n++;
+        for (int a = 0; a < 3; a++) {
+            double c = 0.5 * ((double)b->min[a] + b->max[a]);
+            sum[a] += c;
+            sum2[a] += c * c;
+        }
+    }
+    int up = 1;
+    if (d->up_axis) {
+        up = (int)d->up_axis - 1;
+    } else if (n >= 2) {
+        double best = INFINITY;
+        for (int a = 0; a < 3; a++) {
+            double var = sum2[a] / n - (sum[a] / n) * (sum[a] / n);
+            if (var < best) best = var, up = a;
+        }
+    }
+    ms->up = up;
+    ms->axis[0] = up == 0 ? 1 : 0;
+    ms->axis[1] = up == 2 ? 1 : 2;
+    for (uint32_t h = 0; h < o->slot_count; h++) {
+        if (!(o->flags[h] & VL_OBJ_ALIVE)) continue;
+        const vl_aabb* b = &o->boxes[h];
+        double e0 = (double)b->max[ms->axis[0]] - b->min[ms->axis[0]];
+        double e1 = (double)b->max[ms->axis[1]] - b->min[ms->axis[1]];
+        double e = e0 > e1 ? e0 : e1;
+        if (isfinite(e)) ext += e, n_ext++;
+    }
+    ext = n_ext ? ext / n_ext : 0;
+    double span[2];
+    for (int k = 0; k < 2; k++) {
+        int a = ms->axis[k];
+        if (!(lo[a] <= hi[a])) lo[a] = -1, hi[a] = 1;
+        span[k] = hi[a] - lo[a];
+        if (!(span[k] > 1e-6 * (fabs(lo[a]) + 1))) span[k] = 1e-6 * (fabs(lo[a]) + 1);
+        ms->origin[k] = lo[a];
+    }
+    /* cells of VL_MSAP_TARGET_MEMBERS objects, and at least twice the mean footprint */
+    double side = d->cell_size;
+    if (!(side > 0)) {
+        double alive = o->alive ? o->alive : 1;
+        side = sqrt(span[0] * span[1] * VL_MSAP_TARGET_MEMBERS / alive);
+        if (side < 2 * ext) side = 2 * ext;
+    }
+    for (int k = 0; k < 2; k++) {
+        double cells = d->grid_cells ? d->grid_cells : ceil(span[k] / side);
+        if (!(cells >= 1)) cells = 1;
+        if (cells > VL_MSAP_MAX_AXIS) cells = VL_MSAP_MAX_AXIS;
+        ms->cells_n[k] = (uint32_t)cells;
+        ms->scale[k] = (d->cell_size > 0 && !d->grid_cells) ? 1.0 / d->cell_size : cells / span[k];
+    }
+    uint32_t count = ms->cells_n[0] * ms->cells_n[1];
+    vl_msap_cell* cells = vl_mem_calloc((size_t)count * sizeof *cells);
+    if (!cells) return VL_ERR_OUT_OF_MEMORY;
+    for (uint32_t c = 0; c < count; c++) cells[c].index = c;
+    ms->cells = cells;
+    ms->cell_count = count;
+    ms->ready = 1;
+    return VL_OK;
+}
+
+/* ---- commit ------------------------------------------------------------------------------ */
+
+/* Index of cell c in a footprint r, or VL_MSAP_NONE when outside it. */
+static inline uint32_t in_range(const vl_msap* ms, const uint32_t* r, uint32_t c) {
+    uint32_t cu = c % ms->cells_n[0], cv = c / ms->cells_n[0];
+    return cu >= r[0] && cu <= r[2] && cv >= r[1] && cv <= r[3] ? 1u : 0u;
+}
+
+/* The movers' new footprints (VL_MSAP_NONE in new_range[4i] for dead or overflowing ones), and
+ * room for the members entering each cell (counted in `start`). Changes nothing but scratch and
+ * capacities. */
+static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o) {
+    uint32_t m = ms->mover_count;
+    vl_status s = vl_array_reserve((void**)&ms->new_range, &ms->new_range_cap, 0, 4ull * m + 4, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->start, &ms->start_cap, 0, ms->cell_count + 1ull, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops_tmp, &ms->ops_tmp_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, 8ull * m + 1, sizeof(uint32_t));
+    if (s != VL_OK) return s;
+    uint32_t* start = ms->start;
+    memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t h = ms->movers[i], *r = ms->new_range + 4ull * i;
+        r[0] = VL_MSAP_NONE;
+        if ((o->flags[h] & VL_OBJ_ALIVE) && !vl_msap_footprint(ms, &o->boxes[h], r)) r[0] = VL_MSAP_NONE;
+        const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
+        if (r[0] == VL_MSAP_NONE) continue;
+        for (uint32_t cv = r[1]; cv <= r[3]; cv++)
+            for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
+                uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
+                for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
+                start[c] += !kept;
+            }
+    }
+    /* room for the members entering each cell (a cell grown and then not used is harmless) */
+    for (uint32_t c = 0; c < ms->cell_count; c++)
+        if (start[c]) {
+            s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + start[c]);
+            if (s != VL_OK) return s;
+        }
+    return VL_OK;
+}
+
+/* Writes the operations, grouped by cell (a counting sort), and claims an entry for every cell
+ * entered. Cannot fail. */
+static void msap_queue(vl_msap* ms, const vl_bp_objects* o) {
+    uint32_t* start = ms->start;
+    memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ms->mover_count; i++) {
+        uint32_t h = ms->movers[i];
+        const uint32_t* r = ms->new_range + 4ull * i;
+        vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
+        for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
+            if (e[k].cell == VL_MSAP_NONE) continue;
+            int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
+            vl_msap_op* op = &ms->ops_tmp[n];
+            op->handle = h, op->entry = (uint16_t)k, op->kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
+            if (move) op->from = ms->held[h], op->to = o->boxes[h], op->local = e[k].local;
+            ms->op_cell[n++] = e[k].cell;
+        }
+        if (r[0] == VL_MSAP_NONE) continue;
+        for (uint32_t cv = r[1]; cv <= r[3]; cv++)
+            for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
+                uint32_t c = cv * ms->cells_n[0] + cu, kept = 0, k;
+                for (k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
+                if (kept) continue;
+                for (k = 0; e[k].cell != VL_MSAP_NONE; k++) {
+                }
+                e[k].cell = c; /* at most 4 kept and 4 entered: a free entry exists */
+                e[k].local = VL_MSAP_NONE;
+                vl_msap_op* op = &ms->ops_tmp[n];
+                op->handle = h, op->entry = (uint16_t)k, op->kind = VL_MSAP_OP_INSERT;
+                ms->op_cell[n++] = c;
+            }
+    }
+    for (uint32_t i = 0; i < n; i++) start[ms->op_cell[i] + 1]++;
+    for (uint32_t c = 0; c < ms->cell_count; c++) start[c + 1] += start[c];
+    /* start[c] is now the first slot of cell c; place, then shift back by one cell */
+    for (uint32_t i = 0; i < n; i++) ms->ops[start[ms->op_cell[i]]++] = ms->ops_tmp[i];
+    for (uint32_t c = ms->cell_count; c > 0; c--) start[c] = start[c - 1];
+    start[0] = 0;
+}
+
+/* One cell's slice of the queue: removals, moves, insertions. Writes only the cell, its members'
+ * entries for it and its output list, so cells may run in any order or at once. */
+static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
+    vl_msap_cell* cell = &ms->cells[c];
+    const vl_msap_op* ops = ms->ops + ms->start[c];
+    uint32_t n = ms->start[c + 1] - ms->start[c];
+    int removed = 0; /* a removal renumbers members: the locals copied into the moves are then stale */
+    for (uint32_t kind = 0; kind < 3; kind++)
+        for (uint32_t i = 0; i < n; i++) {
+            if (ops[i].kind != kind) continue;
+            vl_msap_entry* e = ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES + ops[i].entry;
+            if (kind == VL_MSAP_OP_REMOVE)
+                vl_msap_cell_remove(cell, o, ms->ent, e->local), removed = 1;
+            else if (kind == VL_MSAP_OP_MOVE)
+                vl_msap_cell_move(cell, o, removed ? e->local : ops[i].local, &ops[i].from, &ops[i].to);
+            else
+                e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
+        }
+}
+
+static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ovf_out, &ms->rescan, a, b); }
+
+/* After the cells: entries of cells left are freed, footprints and the overflow set updated, and
+ * the candidates with an overflow end gathered. */
+static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
+    uint32_t ops = ms->start[ms->cell_count];
+    for (uint32_t i = 0; i < ops; i++)
+        if (ms->ops[i].kind == VL_MSAP_OP_REMOVE) {
+            vl_msap_entry* e = ms->ent + (size_t)ms->ops[i].handle * VL_MSAP_ENTRIES + ms->ops[i].entry;
+            e->cell = e->local = VL_MSAP_NONE;
+        }
+    int had_ovf = ms->ovf_count > 0;
+    for (uint32_t i = 0; i < ms->mover_count; i++) {
+        uint32_t h = ms->movers[i];
+        const uint32_t* r = ms->new_range + 4ull * i;
+        uint8_t was = ms->cls[h] & VL_MSAP_IN_OVF;
+        uint8_t now = !(o->flags[h] & VL_OBJ_ALIVE) ? 0 : r[0] != VL_MSAP_NONE ? VL_MSAP_IN_CELLS : VL_MSAP_IN_OVF;
+        if (was && now != VL_MSAP_IN_OVF) { /* leaves the overflow set */
+            uint32_t at = ms->ovf_at[h], last = ms->ovf[--ms->ovf_count];
+            ms->ovf[at] = last;
+            ms->ovf_at[last] = at;
+            had_ovf = 1;
+        } else if (!was && now == VL_MSAP_IN_OVF) {
+            ms->ovf_at[h] = ms->ovf_count;
+            ms->ovf[ms->ovf_count++] = h;
+        }
+        if (now == VL_MSAP_IN_CELLS) {
+            memcpy(ms->range + 4ull * h, r, 4 * sizeof *r);
+            ms->held[h] = o->boxes[h];
+        }
+        uint8_t left = (uint8_t)(ms->cls[h] & VL_MSAP_LEFT_OVF) | (was && now != VL_MSAP_IN_OVF ? VL_MSAP_LEFT_OVF : 0);
+        ms->cls[h] = (uint8_t)(now | VL_MSAP_MOVED | left);
+    }
+    if (!had_ovf && !ms->ovf_count) return;
+    ms->scan_pm = 1; /* pairs with an overflow end that stopped are found among the movers' pairs */
+    const vl_aabb* boxes = o->boxes;
+    for (uint32_t i = 0; i < ms->mover_count; i++) {
+        uint32_t x = ms->movers[i];
+        uint8_t cx = ms->cls[x];
+        if (cx & VL_MSAP_IN_CELLS) {
+            for (uint32_t j = 0; j < ms->ovf_count; j++) { /* a mover against the unmoved overflow */
+                uint32_t y = ms->ovf[j];
+                if (!(ms->cls[y] & VL_MSAP_MOVED) && vl_bp_may_pair(o, x, y) && vl_aabb_overlap(&boxes[x], &boxes[y]))
+                    ovf_push(ms, x, y);
+            }
+        } else if (cx & VL_MSAP_IN_OVF) {
+            for (uint32_t y = 0; y < o->slot_count; y++) { /* a moved overflow object against all */
+                uint8_t cy = ms->cls[y];
+                if (y == x || !(o->flags[y] & VL_OBJ_ALIVE)) continue;
+                if ((cy & VL_MSAP_IN_OVF) && (cy & VL_MSAP_MOVED) && y < x) continue; /* found from y */
+                if (vl_bp_may_pair(o, x, y) && vl_aabb_overlap(&boxes[x], &boxes[y])) ovf_push(ms, x, y);
+            }
+        }
+    }
+}
+
+/* A candidate takes the truth: both alive, allowed, overlapping. */
+static inline void msap_eval(vl_pair_manager* pm, const vl_bp_objects* o, uint32_t a, uint32_t b) {
+    if ((o->flags[a] & o->flags[b] & VL_OBJ_ALIVE) && vl_bp_may_pair(o, a, b) &&
+        vl_aabb_overlap(&o->boxes[a], &o->boxes[b]))
+        vl_pm_add(pm, a, b); /* room reserved */
+    else
+        vl_pm_remove(pm, a, b);
+}
+
+/* Applies every candidate to the pair manager, in cell order. On failure (the pair manager's
+ * room) nothing is applied and the candidates stay for the next commit. */
+static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
+    uint64_t total = ms->ovf_out.count;
+    for (uint32_t c = 0; c < ms->cell_count; c++) {
+        total += ms->cells[c].out.count;
+        if (ms->cells[c].lost) ms->rescan = 1;
+    }
+    if (ms->rescan) total = vl_msap_all_pairs(ms, o, NULL);
+    vl_status s = vl_pm_reserve(&ms->pm, total);
+    if (s != VL_OK) return s;
+    vl_pair_manager* pm = &ms->pm;
+    if (ms->rescan) {
+        for (uint32_t i = 0; i < pm->count; i++) msap_eval(pm, o, pm->pairs[i].a, pm->pairs[i].b);
+        vl_msap_all_pairs(ms, o, pm);
+    } else {
+        for (uint32_t c = 0; c < ms->cell_count; c++) {
+            const vl_pair_buffer* out = &ms->cells[c].out;
+            for (uint32_t i = 0; i < out->count; i++) msap_eval(pm, o, out->pairs[i].a, out->pairs[i].b);
+        }
+        for (uint32_t i = 0; i < ms->ovf_out.count; i++) msap_eval(pm, o, ms->ovf_out.pairs[i].a, ms->ovf_out.pairs[i].b);
+        if (ms->scan_pm) /* pairs with a moved end and an overflow end, now or before this commit */
+            for (uint32_t i = 0; i < pm->count; i++) {
+                vl_pair p = pm->pairs[i];
+                uint8_t f = ms->cls[p.a] | ms->cls[p.b];
+                if ((f & VL_MSAP_MOVED) && (f & (VL_MSAP_IN_OVF | VL_MSAP_LEFT_OVF))) msap_eval(pm, o, p.a, p.b);
+            }
+    }
+    for (uint32_t c = 0; c < ms->cell_count; c++) ms->cells[c].out.count = 0, ms->cells[c].lost = 0;
+    ms->ovf_out.count = 0;
+    ms->rescan = ms->scan_pm = 0;
+    return VL_OK;
+}
+
+static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    vl_msap* ms = bp->impl;
+    const vl_bp_objects* o = &bp->objects;
+    if (ms->mover_count) {
+        vl_status s = VL_OK;
+        if (!ms->ready && o->alive) s = msap_layout(ms, bp);
+        if (s != VL_OK) return s;
+        if (ms->ready) {
+            s = msap_plan(ms, o);
+            if (s != VL_OK) return s;
+            /* from here the cells change: a later failure keeps the candidates for the next commit */
+            msap_queue(ms, o);
+            for (uint32_t c = 0; c < ms->cell_count; c++)
+                if (ms->start[c + 1] > ms->start[c]) msap_run_cell(ms, o, c);
+            msap_settle(ms, o);
+        }
+        s = msap_merge(ms, o);
+        if (s != VL_OK) return s;
+        for (uint32_t i = 0; i < ms->mover_count; i++) {
+            uint32_t h = ms->movers[i];
+            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE) ? (uint8_t)(ms->cls[h] & ~(VL_MSAP_MOVED | VL_MSAP_LEFT_OVF)) : 0;
+        }
+        ms->mover_count = 0;
+    }
+    return vl_pm_commit(&ms->pm, created, deleted);
+}
+
+static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
+    const vl_msap* ms = bp->impl;
+    *count = ms->pm.count;
+    return ms->pm.pairs;
+}
+
+const vl_broadphase_ops vl_msap_ops = {
+    msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate,
+};
