@@ -1,0 +1,347 @@
+/* Box and sphere overlap queries: validation at the API edge, the query records, the two query
+ * kinds of the batch engine (query_engine.h) and the pair output. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "bvh/query_engine.h"
+#include "core/pair_buffer.h"
+#include "simd/overlap_kernels.h"
+
+_Static_assert(VL_OV_RECORD_FLOATS == VL_QUERY_RECORD_FLOATS, "overlap records are engine records");
+
+/* Queries per batch: on the C stack (the plain forms) and on the caller's scratch. */
+#define VL_OV_STACK_BATCH 128u
+#define VL_OV_SCRATCH_BATCH 4096u
+
+/* Where the pairs go: the caller's buffer, query ids offset by the batch's first index. */
+typedef struct vl_ov_ctx {
+    vl_pair_buffer* out;
+    uint32_t base;
+} vl_ov_ctx;
+
+/* Room for `more` pairs (a leaf's worth) before a query's pairs are written. */
+static inline vl_status ov_room(vl_pair_buffer* out, uint32_t more) {
+    if (out->capacity - out->count >= more) return VL_OK;
+    if ((uint64_t)out->count + more > UINT32_MAX) return VL_ERR_TOO_LARGE;
+    return vl_pair_buffer_reserve(out, out->count + more);
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+static int box_valid(const vl_aabb* b) {
+    for (int a = 0; a < 3; a++)
+        if (isnan(b->min[a]) || isnan(b->max[a]) || b->min[a] > b->max[a]) return 0;
+    return 1;
+}
+
+static int sphere_valid(const vl_sphere* s) {
+    for (int a = 0; a < 3; a++)
+        if (!isfinite(s->center[a])) return 0;
+    return isfinite(s->radius) && s->radius >= 0.0f;
+}
+
+static void box_record(float* rec, const vl_aabb* b) {
+    for (int a = 0; a < 3; a++) rec[a] = b->min[a], rec[4 + a] = b->max[a];
+    rec[3] = rec[7] = 0.0f;
+}
+
+/* The node test's radius is grown by twice the leaf's slack for the query's own scale, so that
+ * the node test's rounding never culls a pair that touches. */
+static void sphere_record(float* rec, const vl_sphere* s) {
+    float scale = s->radius;
+    for (int a = 0; a < 3; a++) rec[a] = s->center[a], scale = fmaxf(scale, fabsf(s->center[a]));
+    float node_r = s->radius + 2.0f * VL_BVH_OVERLAP_TOLERANCE * scale;
+    rec[VL_OV_RADIUS] = s->radius;
+    rec[VL_OV_NODE_R2] = node_r * node_r;
+    rec[VL_OV_SCALE] = scale;
+    rec[6] = rec[7] = 0.0f;
+}
+
+/* ---- node tests -------------------------------------------------------------------------- */
+
+/* Children with a subtree or a leaf behind them. */
+static inline uint32_t live_children(const vl_bvh_node4* w) {
+    uint32_t bits = 0;
+    for (int c = 0; c < 4; c++) bits |= (uint32_t)(w->child[c] != VL_BVH_EMPTY) << c;
+    return bits;
+}
+
+/* Appends ids[i + j] for the set bits j. */
+static inline uint32_t* push_bits(uint32_t* dst, const uint32_t* ids, uint32_t bits) {
+    while (bits) {
+        *dst++ = ids[__builtin_ctz(bits)];
+        bits &= bits - 1;
+    }
+    return dst;
+}
+
+/* Ids of positions [i, i + 4) (the last one repeated past n) and the mask of real lanes. */
+static inline vl_f4 quad_ids(const uint32_t* ids, uint32_t n, uint32_t i, uint32_t q[4]) {
+    for (uint32_t j = 0; j < 4; j++) q[j] = ids[i + j < n ? i + j : n - 1];
+    return vl_f4_first(n - i < 4 ? n - i : 4);
+}
+
+static void box_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
+                          uint32_t* lists[4], uint32_t counts[4]) {
+    uint32_t live = live_children(w);
+    uint32_t* end[4] = {lists[0], lists[1], lists[2], lists[3]};
+    for (uint32_t i = 0; i < n; i += 4) {
+        uint32_t q[4];
+        vl_f4 lanes = quad_ids(ids, n, i, q);
+        vl_f4 lo[4], hi[4];
+        vl_ov_gather(records, q, 0, lo);
+        vl_ov_gather(records, q, 1, hi);
+        for (int c = 0; c < 4; c++)
+            if (live >> c & 1u) end[c] = push_bits(end[c], ids + i, vl_ov_box_node4(lo, hi, w, c, lanes));
+    }
+    for (int c = 0; c < 4; c++) counts[c] = (uint32_t)(end[c] - lists[c]);
+}
+
+static void sphere_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
+                             uint32_t* lists[4], uint32_t counts[4]) {
+    uint32_t live = live_children(w);
+    uint32_t* end[4] = {lists[0], lists[1], lists[2], lists[3]};
+    for (uint32_t i = 0; i < n; i += 4) {
+        uint32_t q[4];
+        vl_f4 lanes = quad_ids(ids, n, i, q);
+        vl_f4 c4[4], r4[4];
+        vl_ov_gather(records, q, 0, c4);
+        vl_ov_gather(records, q, 1, r4); /* r4[0]: node radius squared */
+        for (int c = 0; c < 4; c++)
+            if (live >> c & 1u) end[c] = push_bits(end[c], ids + i, vl_ov_sphere_node4(c4, r4[0], w, c, lanes));
+    }
+    for (int c = 0; c < 4; c++) counts[c] = (uint32_t)(end[c] - lists[c]);
+}
+
+static uint32_t box_node_test1(const float* rec, const vl_bvh_node4* w) {
+    return vl_ov_box_node1(rec, w) & live_children(w);
+}
+
+static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
+    return vl_ov_sphere_node1(rec, w) & live_children(w);
+}
+
+/* ---- leaf tests -------------------------------------------------------------------------- */
+
+static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                              uint32_t first, uint32_t count) {
+    vl_ov_ctx* ctx = vctx;
+    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    for (uint32_t i = 0; i < n; i++) {
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        vl_f4 qmin[3], qmax[3];
+        for (int a = 0; a < 3; a++) qmin[a] = vl_f4_set1(rec[a]), qmax[a] = vl_f4_set1(rec[4 + a]);
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        const uint32_t a_id = ctx->base + ids[i];
+        for (uint32_t k = 0; k < count; k += 4) {
+            uint32_t bits = vl_ov_box_tri4(rows + k, count, qmin, qmax, vl_f4_first(count - k < 4 ? count - k : 4));
+            for (; bits; bits &= bits - 1) *dst++ = (vl_pair){a_id, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+    }
+    return VL_OK;
+}
+
+static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                                 uint32_t first, uint32_t count) {
+    vl_ov_ctx* ctx = vctx;
+    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    for (uint32_t i = 0; i < n; i++) {
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        vl_f4 c[3] = {vl_f4_set1(rec[0]), vl_f4_set1(rec[1]), vl_f4_set1(rec[2])};
+        vl_f4 r = vl_f4_set1(rec[VL_OV_RADIUS]), sq = vl_f4_set1(rec[VL_OV_SCALE]);
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        const uint32_t a_id = ctx->base + ids[i];
+        for (uint32_t k = 0; k < count; k += 4) {
+            uint32_t bits = vl_ov_sphere_tri4(rows + k, count, c, r, sq, vl_f4_first(count - k < 4 ? count - k : 4));
+            for (; bits; bits &= bits - 1) *dst++ = (vl_pair){a_id, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+    }
+    return VL_OK;
+}
+
+/* Box trees: closed intervals, exact. */
+static vl_status box_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                              uint32_t first, uint32_t count) {
+    vl_ov_ctx* ctx = vctx;
+    const vl_bvh_box* boxes = bvh->boxes + first;
+    for (uint32_t i = 0; i < n; i++) {
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        for (uint32_t k = 0; k < count; k++) {
+            const vl_bvh_box* b = &boxes[k];
+            int hit = q[0] <= b->max[0] && q[4] >= b->min[0] && q[1] <= b->max[1] && q[5] >= b->min[1] &&
+                      q[2] <= b->max[2] && q[6] >= b->min[2];
+            if (hit) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+    }
+    return VL_OK;
+}
+
+/* Box trees: the distance from the center to the box, with the same float operations as the
+ * node test and the leaf's slack tol * s. */
+static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                                 uint32_t first, uint32_t count) {
+    vl_ov_ctx* ctx = vctx;
+    const vl_bvh_box* boxes = bvh->boxes + first;
+    for (uint32_t i = 0; i < n; i++) {
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_SCALE];
+        float reach2 = reach * reach;
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        for (uint32_t k = 0; k < count; k++) {
+            const vl_bvh_box* b = &boxes[k];
+            float d[3];
+            for (int a = 0; a < 3; a++) {
+                float lo = b->min[a] - q[a], hi = q[a] - b->max[a];
+                float m = lo > hi ? lo : hi;
+                d[a] = m > 0.0f ? m : 0.0f;
+            }
+            if ((d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] <= reach2) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+    }
+    return VL_OK;
+}
+
+static const vl_query_kind k_box_tri = {box_node_test, box_node_test1, box_tri_leaf};
+static const vl_query_kind k_sphere_tri = {sphere_node_test, sphere_node_test1, sphere_tri_leaf};
+static const vl_query_kind k_box_box = {box_node_test, box_node_test1, box_box_leaf};
+static const vl_query_kind k_sphere_box = {sphere_node_test, sphere_node_test1, sphere_box_leaf};
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+typedef enum { OV_BOXES, OV_SPHERES } ov_shape;
+
+static const vl_query_kind* ov_kind(const vl_bvh* bvh, ov_shape shape) {
+    if (bvh->kind == VL_BVH_TRIANGLES) return shape == OV_BOXES ? &k_box_tri : &k_sphere_tri;
+    return shape == OV_BOXES ? &k_box_box : &k_sphere_box;
+}
+
+/* Fills the records of queries [base, base + n) and lists the valid ones; returns how many. */
+static uint32_t ov_prepare(ov_shape shape, const void* queries, uint32_t base, uint32_t n, float* records,
+                           uint32_t* ids) {
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        float* rec = records + VL_OV_RECORD_FLOATS * (size_t)i;
+        if (shape == OV_BOXES) {
+            const vl_aabb* q = (const vl_aabb*)queries + base + i;
+            if (!box_valid(q)) continue;
+            box_record(rec, q);
+        } else {
+            const vl_sphere* q = (const vl_sphere*)queries + base + i;
+            if (!sphere_valid(q)) continue;
+            sphere_record(rec, q);
+        }
+        ids[live++] = i;
+    }
+    return live;
+}
+
+/* The batch in chunks of `chunk` queries on the given records and arena. */
+static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count, vl_pair_buffer* out,
+                        float* records, uint32_t* arena, size_t arena_entries, uint32_t chunk) {
+    const vl_query_kind* kind = ov_kind(bvh, shape);
+    const uint32_t start = out->count;
+    int invalid = 0;
+    for (uint32_t base = 0; base < count; base += chunk) {
+        uint32_t n = count - base < chunk ? count - base : chunk;
+        uint32_t live = ov_prepare(shape, queries, base, n, records, arena);
+        invalid |= live != n;
+        vl_ov_ctx ctx = {out, base};
+        vl_status st = vl_query_batch_run(bvh, kind, &ctx, records, arena, live, arena, arena_entries);
+        if (st != VL_OK) {
+            out->count = start;
+            return st;
+        }
+    }
+    return invalid ? VL_ERR_INVALID_QUERY : VL_OK;
+}
+
+static int ov_args_ok(const vl_bvh* bvh, const void* queries, uint32_t count, const vl_pair_buffer* out) {
+    return bvh && vl_pair_buffer_is_valid(out) && (queries || count == 0);
+}
+
+static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+                          vl_pair_buffer* out) {
+    if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
+    if (count == 0) return VL_OK;
+    _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
+    uint32_t arena[6 * VL_OV_STACK_BATCH + 64];
+    _Static_assert(sizeof arena / sizeof arena[0] == 6 * VL_OV_STACK_BATCH + 64, "arena as vl_query_arena_entries");
+    return ov_run(bvh, shape, queries, count, out, records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH);
+}
+
+vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out) {
+    return ov_stack(bvh, OV_BOXES, queries, count, out);
+}
+
+vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count, vl_pair_buffer* out) {
+    return ov_stack(bvh, OV_SPHERES, queries, count, out);
+}
+
+static uint32_t scratch_batch(uint32_t count) { return count < VL_OV_SCRATCH_BATCH ? count : VL_OV_SCRATCH_BATCH; }
+
+size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count) {
+    if (!bvh || count == 0) return 0;
+    uint32_t n = scratch_batch(count);
+    return sizeof(float) * VL_OV_RECORD_FLOATS * (size_t)n + sizeof(uint32_t) * vl_query_arena_entries(n);
+}
+
+static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+                            vl_pair_buffer* out, void* scratch, size_t bytes) {
+    if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
+    if (count == 0) return VL_OK;
+    if (!scratch || (uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT || bytes < vl_bvh_overlap_scratch_size(bvh, count))
+        return VL_ERR_INVALID_ARGUMENT;
+    uint32_t n = scratch_batch(count);
+    float* records = scratch;
+    uint32_t* arena = (uint32_t*)(records + VL_OV_RECORD_FLOATS * (size_t)n);
+    return ov_run(bvh, shape, queries, count, out, records, arena, vl_query_arena_entries(n), n);
+}
+
+vl_status vl_bvh_overlap_boxes_scratch(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count,
+                                       vl_pair_buffer* out, void* scratch, size_t scratch_bytes) {
+    return ov_scratch(bvh, OV_BOXES, queries, count, out, scratch, scratch_bytes);
+}
+
+vl_status vl_bvh_overlap_spheres_scratch(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count,
+                                         vl_pair_buffer* out, void* scratch, size_t scratch_bytes) {
+    return ov_scratch(bvh, OV_SPHERES, queries, count, out, scratch, scratch_bytes);
+}
+
+static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query, uint32_t tag, vl_pair_buffer* out) {
+    if (!bvh || !query || !vl_pair_buffer_is_valid(out)) return VL_ERR_INVALID_ARGUMENT;
+    _Alignas(32) float rec[VL_OV_RECORD_FLOATS];
+    if (shape == OV_BOXES) {
+        if (!box_valid(query)) return VL_ERR_INVALID_QUERY;
+        box_record(rec, query);
+    } else {
+        if (!sphere_valid(query)) return VL_ERR_INVALID_QUERY;
+        sphere_record(rec, query);
+    }
+    const uint32_t start = out->count;
+    vl_ov_ctx ctx = {out, tag};
+    vl_status st = vl_query_single_run(bvh, ov_kind(bvh, shape), &ctx, rec, 0, 0);
+    if (st != VL_OK) out->count = start;
+    return st;
+}
+
+vl_status vl_bvh_overlap_box1(const vl_bvh* bvh, const vl_aabb* query, uint32_t tag, vl_pair_buffer* out) {
+    return ov_single(bvh, OV_BOXES, query, tag, out);
+}
+
+vl_status vl_bvh_overlap_sphere1(const vl_bvh* bvh, const vl_sphere* query, uint32_t tag, vl_pair_buffer* out) {
+    return ov_single(bvh, OV_SPHERES, query, tag, out);
+}
