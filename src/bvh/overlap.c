@@ -10,6 +10,29 @@
 
 _Static_assert(VL_OV_RECORD_FLOATS == VL_QUERY_RECORD_FLOATS, "overlap records are engine records");
 
+/* The leaf tests' width: 8 triangles at a time where the hardware has 8 lanes. */
+#if VL_SIMD_PREFERRED_WIDTH == 8
+typedef vl_f8 ov_vec;
+#define OV_W 8u
+#define ov_set1 vl_f8_set1
+#define ov_first vl_f8_first
+#define ov_box_tri vl_ov8_box_tri
+#define ov_sphere_tri vl_ov8_sphere_tri
+#define ov_box_prep vl_ov8_box_prep
+#define ov_sphere_prep vl_ov8_sphere_prep
+typedef vl_ov8_prep ov_prep;
+#else
+typedef vl_f4 ov_vec;
+#define OV_W 4u
+#define ov_set1 vl_f4_set1
+#define ov_first vl_f4_first
+#define ov_box_tri vl_ov4_box_tri
+#define ov_sphere_tri vl_ov4_sphere_tri
+#define ov_box_prep vl_ov4_box_prep
+#define ov_sphere_prep vl_ov4_sphere_prep
+typedef vl_ov4_prep ov_prep;
+#endif
+
 /* Queries per batch: on the C stack (the plain forms) and on the caller's scratch. */
 #define VL_OV_STACK_BATCH 128u
 #define VL_OV_SCRATCH_BATCH 4096u
@@ -124,23 +147,27 @@ static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
 
 /* ---- leaf tests -------------------------------------------------------------------------- */
 
+/* Triangle leaves: for each chunk of OV_W triangles, what no query changes is prepared once and
+ * every query of the list is tested against it (a list of one in the single-query form). */
 static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                               uint32_t first, uint32_t count) {
     vl_ov_ctx* ctx = vctx;
     const float* rows = vl_bvh_leaf_rows(bvh, first);
-    for (uint32_t i = 0; i < n; i++) {
-        vl_status st = ov_room(ctx->out, count);
-        if (st != VL_OK) return st;
-        const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-        vl_f4 qmin[3], qmax[3];
-        for (int a = 0; a < 3; a++) qmin[a] = vl_f4_set1(rec[a]), qmax[a] = vl_f4_set1(rec[4 + a]);
-        vl_pair* dst = ctx->out->pairs + ctx->out->count;
-        const uint32_t a_id = ctx->base + ids[i];
-        for (uint32_t k = 0; k < count; k += 4) {
-            uint32_t bits = vl_ov_box_tri4(rows + k, count, qmin, qmax, vl_f4_first(count - k < 4 ? count - k : 4));
-            for (; bits; bits &= bits - 1) *dst++ = (vl_pair){a_id, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+    for (uint32_t k = 0; k < count; k += OV_W) {
+        ov_prep prep;
+        ov_box_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+        for (uint32_t i = 0; i < n; i++) {
+            vl_status st = ov_room(ctx->out, OV_W);
+            if (st != VL_OK) return st;
+            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+            ov_vec qmin[3], qmax[3];
+            for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
+            uint32_t bits = ov_box_tri(&prep, qmin, qmax);
+            vl_pair* dst = ctx->out->pairs + ctx->out->count;
+            for (; bits; bits &= bits - 1)
+                *dst++ = (vl_pair){ctx->base + ids[i], vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+            ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
         }
-        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
     }
     return VL_OK;
 }
@@ -149,19 +176,20 @@ static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, 
                                  uint32_t first, uint32_t count) {
     vl_ov_ctx* ctx = vctx;
     const float* rows = vl_bvh_leaf_rows(bvh, first);
-    for (uint32_t i = 0; i < n; i++) {
-        vl_status st = ov_room(ctx->out, count);
-        if (st != VL_OK) return st;
-        const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-        vl_f4 c[3] = {vl_f4_set1(rec[0]), vl_f4_set1(rec[1]), vl_f4_set1(rec[2])};
-        vl_f4 r = vl_f4_set1(rec[VL_OV_RADIUS]), sq = vl_f4_set1(rec[VL_OV_SCALE]);
-        vl_pair* dst = ctx->out->pairs + ctx->out->count;
-        const uint32_t a_id = ctx->base + ids[i];
-        for (uint32_t k = 0; k < count; k += 4) {
-            uint32_t bits = vl_ov_sphere_tri4(rows + k, count, c, r, sq, vl_f4_first(count - k < 4 ? count - k : 4));
-            for (; bits; bits &= bits - 1) *dst++ = (vl_pair){a_id, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+    for (uint32_t k = 0; k < count; k += OV_W) {
+        ov_prep prep;
+        ov_sphere_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+        for (uint32_t i = 0; i < n; i++) {
+            vl_status st = ov_room(ctx->out, OV_W);
+            if (st != VL_OK) return st;
+            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+            ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
+            uint32_t bits = ov_sphere_tri(&prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE]));
+            vl_pair* dst = ctx->out->pairs + ctx->out->count;
+            for (; bits; bits &= bits - 1)
+                *dst++ = (vl_pair){ctx->base + ids[i], vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+            ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
         }
-        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
     }
     return VL_OK;
 }
