@@ -306,8 +306,8 @@ static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries
     if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
     if (count == 0) return VL_OK;
     _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
-    uint32_t arena[6 * VL_OV_STACK_BATCH + 64];
-    _Static_assert(sizeof arena / sizeof arena[0] == 6 * VL_OV_STACK_BATCH + 64, "arena as vl_query_arena_entries");
+    _Alignas(64) uint32_t arena[16 * VL_OV_STACK_BATCH + 256];
+    _Static_assert(sizeof arena / sizeof arena[0] == 16 * VL_OV_STACK_BATCH + 256, "arena as vl_query_arena_entries");
     return ov_run(bvh, shape, queries, count, out, records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH);
 }
 

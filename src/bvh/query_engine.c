@@ -3,7 +3,28 @@
 
 #include "bvh/query_engine.h"
 
-/* Pending subtrees: at most 3 siblings wait per level of a tree at most VL_BVH_MAX_DEPTH deep. */
+/* Asks for a child's memory ahead of its test: a node4 (2 lines), or a leaf's triangle rows or
+ * boxes (whole, up to 8 lines). */
+static inline void prefetch_leaf(const vl_bvh* bvh, uint32_t first, uint32_t count) {
+    const char* p = bvh->kind == VL_BVH_TRIANGLES ? (const char*)vl_bvh_leaf_rows(bvh, first)
+                                                  : (const char*)(bvh->boxes + first);
+    size_t bytes = bvh->kind == VL_BVH_TRIANGLES ? sizeof(float) * VL_BVH_TRI_FLOATS * count
+                                                 : sizeof(vl_bvh_box) * count;
+    if (bytes > 512) bytes = 512;
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
+static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, int c) {
+    if (!w->count[c]) {
+        const char* node = (const char*)&bvh->wide[w->child[c]];
+        __builtin_prefetch(node), __builtin_prefetch(node + 64);
+        return;
+    }
+    prefetch_leaf(bvh, w->child[c], w->count[c]);
+}
+
+/* Pending subtrees of a single query's walk: at most 3 siblings wait per level of a tree at most
+ * VL_BVH_MAX_DEPTH deep. */
 #define VL_QUERY_STACK (3 * VL_BVH_MAX_DEPTH + 8)
 
 vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, uint32_t id,
@@ -15,6 +36,8 @@ vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void
     while (top) {
         const vl_bvh_node4* w = &bvh->wide[stack[--top]];
         uint32_t bits = kind->node_test1(rec, w);
+        for (int c = 0; c < 4; c++)
+            if (bits >> c & 1u) prefetch_child(bvh, w, c);
         for (int c = 3; c >= 0; c--) { /* pushed last to first: lane 0 pops first */
             if (!(bits >> c & 1u) || w->child[c] == VL_BVH_EMPTY) continue;
             if (w->count[c]) {
@@ -28,47 +51,103 @@ vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void
     return VL_OK;
 }
 
+/* A node4 or a leaf and the queries that reached it: arena[at, at + n). */
 typedef struct vl_query_entry {
-    uint32_t node, at, n; /* a node4 and the list (arena[at, at + n)) of the queries that reached it */
+    uint32_t node;  /* node4 index, or the leaf's first slot */
+    uint32_t count; /* 0: a node4; else the leaf's primitive count */
+    uint32_t at, n;
 } vl_query_entry;
 
+/* One half of the arena: lists grow up from its start, entries down from its end. */
+typedef struct vl_query_level {
+    uint32_t* base;
+    size_t size, top; /* list entries used */
+    vl_query_entry* entries;
+    uint32_t entry_count;
+} vl_query_level;
+
+/* Room for a node's 4 lists of n queries and its 4 entries. */
+static inline int level_fits(const vl_query_level* l, uint32_t n) {
+    size_t entry_words = sizeof(vl_query_entry) / sizeof(uint32_t) * ((size_t)l->entry_count + 4);
+    return l->top + 4 * (size_t)n + entry_words <= l->size;
+}
+
+static inline vl_query_entry* level_entry(vl_query_level* l, uint32_t i) {
+    return (vl_query_entry*)(l->base + l->size) - 1 - i;
+}
+
+/* How far ahead of the sweeps below memory is asked for, in entries. */
+enum { AHEAD = 6 };
+
+/* Asks for an entry's node4 (leaves = 0) or leaf rows (leaves = 1). */
+static inline void prefetch_entry(const vl_bvh* bvh, const vl_query_entry* e, int leaves) {
+    if (leaves && e->count) prefetch_leaf(bvh, e->node, e->count);
+    if (!leaves && !e->count) {
+        const char* node = (const char*)&bvh->wide[e->node];
+        __builtin_prefetch(node), __builtin_prefetch(node + 64);
+    }
+}
+
+/* The batch goes down the tree a level at a time: every (node4, list) of a level is tested and
+ * writes its children's lists and entries into the other half of the arena; then that level's
+ * leaves are tested. Each sweep asks for the memory of the entry a few places ahead, so that
+ * many node and leaf fetches are in flight at once (a single query's walk waits on each). */
 vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
                              const uint32_t* ids, uint32_t n, uint32_t* arena, size_t arena_entries) {
     if (n == 0) return VL_OK;
-    if (ids != arena) memmove(arena, ids, sizeof(uint32_t) * n);
-    vl_query_entry stack[VL_QUERY_STACK];
-    uint32_t top = 0;
-    stack[top++] = (vl_query_entry){0, 0, n};
-    while (top) {
-        vl_query_entry e = stack[--top];
-        size_t used = (size_t)e.at + e.n; /* lists above belong to finished subtrees */
-        const vl_bvh_node4* w = &bvh->wide[e.node];
-        if (used + 4 * (size_t)e.n > arena_entries || top + 4 > VL_QUERY_STACK) {
-            for (uint32_t i = 0; i < e.n; i++) {
-                vl_status st = vl_query_single_run(bvh, kind, ctx, records, arena[e.at + i], e.node);
-                if (st != VL_OK) return st;
-            }
-            continue;
-        }
-        /* lane c's list goes to stretch 3 - c, so that lane 0's ends up on top and pops first */
-        uint32_t* lists[4];
-        uint32_t counts[4];
-        for (int c = 0; c < 4; c++) lists[c] = arena + used + (size_t)(3 - c) * e.n;
-        kind->node_test(records, arena + e.at, e.n, w, lists, counts);
-        for (int c = 0; c < 4; c++) {
-            if (!counts[c] || !w->count[c]) continue;
-            vl_status st = kind->leaf_test(ctx, bvh, records, lists[c], counts[c], w->child[c], w->count[c]);
+    vl_query_level levels[2];
+    const size_t half = (arena_entries / 2) & ~(size_t)3; /* entries stay 16-byte aligned */
+    for (int k = 0; k < 2; k++) levels[k].base = arena + k * half, levels[k].size = half;
+    vl_query_level* cur = &levels[0];
+    if ((size_t)n + sizeof(vl_query_entry) / sizeof(uint32_t) > half) {
+        for (uint32_t i = 0; i < n; i++) {
+            vl_status st = vl_query_single_run(bvh, kind, ctx, records, ids[i], 0);
             if (st != VL_OK) return st;
         }
-        /* interior children's lists packed down in stretch order (each moves down, never onto a
-           list still to move), then pushed so that lane 0 pops first */
-        size_t at = used;
-        for (int c = 3; c >= 0; c--) {
-            if (!counts[c] || w->count[c]) continue;
-            if (arena + at != lists[c]) memmove(arena + at, lists[c], sizeof(uint32_t) * counts[c]);
-            stack[top++] = (vl_query_entry){w->child[c], (uint32_t)at, counts[c]};
-            at += counts[c];
+        return VL_OK;
+    }
+    if (ids != cur->base) memmove(cur->base, ids, sizeof(uint32_t) * n);
+    cur->top = n, cur->entry_count = 1;
+    *level_entry(cur, 0) = (vl_query_entry){0, 0, 0, n};
+    while (cur->entry_count) {
+        vl_query_level* next = cur == &levels[0] ? &levels[1] : &levels[0];
+        next->top = 0, next->entry_count = 0;
+        for (uint32_t i = 0; i < AHEAD && i < cur->entry_count; i++) prefetch_entry(bvh, level_entry(cur, i), 0);
+        for (uint32_t i = 0; i < cur->entry_count; i++) {
+            if (i + AHEAD < cur->entry_count) prefetch_entry(bvh, level_entry(cur, i + AHEAD), 0);
+            const vl_query_entry e = *level_entry(cur, i);
+            if (e.count) continue; /* a leaf, tested with its level */
+            const vl_bvh_node4* w = &bvh->wide[e.node];
+            if (!level_fits(next, e.n)) {
+                for (uint32_t k = 0; k < e.n; k++) {
+                    vl_status st = vl_query_single_run(bvh, kind, ctx, records, cur->base[e.at + k], e.node);
+                    if (st != VL_OK) return st;
+                }
+                continue;
+            }
+            uint32_t* lists[4];
+            uint32_t counts[4];
+            for (int c = 0; c < 4; c++) lists[c] = next->base + next->top + (size_t)c * e.n;
+            kind->node_test(records, cur->base + e.at, e.n, w, lists, counts);
+            /* packed in lane order: each list moves down, never onto one still to move */
+            for (int c = 0; c < 4; c++) {
+                if (!counts[c]) continue;
+                if (next->base + next->top != lists[c])
+                    memmove(next->base + next->top, lists[c], sizeof(uint32_t) * counts[c]);
+                *level_entry(next, next->entry_count++) =
+                    (vl_query_entry){w->child[c], w->count[c], (uint32_t)next->top, counts[c]};
+                next->top += counts[c];
+            }
         }
+        for (uint32_t i = 0; i < AHEAD && i < next->entry_count; i++) prefetch_entry(bvh, level_entry(next, i), 1);
+        for (uint32_t i = 0; i < next->entry_count; i++) {
+            if (i + AHEAD < next->entry_count) prefetch_entry(bvh, level_entry(next, i + AHEAD), 1);
+            const vl_query_entry* e = level_entry(next, i);
+            if (!e->count) continue;
+            vl_status st = kind->leaf_test(ctx, bvh, records, next->base + e->at, e->n, e->node, e->count);
+            if (st != VL_OK) return st;
+        }
+        cur = next;
     }
     return VL_OK;
 }

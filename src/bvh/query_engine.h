@@ -33,7 +33,7 @@ typedef struct vl_query_kind {
 
 /* Arena entries a batch of n queries should have: its first list and room for the lists below
  * (smaller arenas work, with more queries going on one by one). */
-static inline size_t vl_query_arena_entries(uint32_t n) { return 6 * (size_t)n + 64; }
+static inline size_t vl_query_arena_entries(uint32_t n) { return 16 * (size_t)n + 256; }
 
 /* Runs the n queries of ids (copied to the arena's start; ids may be the arena itself) through
  * the tree. arena: arena_entries (at least n + 4) uint32_t. */
