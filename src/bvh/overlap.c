@@ -90,51 +90,47 @@ static inline uint32_t live_children(const vl_bvh_node4* w) {
     return bits;
 }
 
-/* Appends ids[i + j] for the set bits j. */
-static inline uint32_t* push_bits(uint32_t* dst, const uint32_t* ids, uint32_t bits) {
-    while (bits) {
-        *dst++ = ids[__builtin_ctz(bits)];
-        bits &= bits - 1;
-    }
-    return dst;
-}
-
 /* Ids of positions [i, i + 4) (the last one repeated past n) and the mask of real lanes. */
 static inline vl_f4 quad_ids(const uint32_t* ids, uint32_t n, uint32_t i, uint32_t q[4]) {
     for (uint32_t j = 0; j < 4; j++) q[j] = ids[i + j < n ? i + j : n - 1];
     return vl_f4_first(n - i < 4 ? n - i : 4);
 }
 
+/* Per-query child masks from per-child query bits (bits[c] bit j: query i + j reaches child c). */
+static inline void put_masks(uint8_t* masks, uint32_t n, uint32_t i, const uint32_t bits[4]) {
+    for (uint32_t j = 0; j < 4 && i + j < n; j++)
+        masks[i + j] = (uint8_t)((bits[0] >> j & 1u) | (bits[1] >> j & 1u) << 1 | (bits[2] >> j & 1u) << 2 |
+                                 (bits[3] >> j & 1u) << 3);
+}
+
 static void box_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
-                          uint32_t* lists[4], uint32_t counts[4]) {
+                          uint8_t* masks) {
     uint32_t live = live_children(w);
-    uint32_t* end[4] = {lists[0], lists[1], lists[2], lists[3]};
     for (uint32_t i = 0; i < n; i += 4) {
-        uint32_t q[4];
+        uint32_t q[4], bits[4] = {0, 0, 0, 0};
         vl_f4 lanes = quad_ids(ids, n, i, q);
         vl_f4 lo[4], hi[4];
         vl_ov_gather(records, q, 0, lo);
         vl_ov_gather(records, q, 1, hi);
         for (int c = 0; c < 4; c++)
-            if (live >> c & 1u) end[c] = push_bits(end[c], ids + i, vl_ov_box_node4(lo, hi, w, c, lanes));
+            if (live >> c & 1u) bits[c] = vl_ov_box_node4(lo, hi, w, c, lanes);
+        put_masks(masks, n, i, bits);
     }
-    for (int c = 0; c < 4; c++) counts[c] = (uint32_t)(end[c] - lists[c]);
 }
 
 static void sphere_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
-                             uint32_t* lists[4], uint32_t counts[4]) {
+                             uint8_t* masks) {
     uint32_t live = live_children(w);
-    uint32_t* end[4] = {lists[0], lists[1], lists[2], lists[3]};
     for (uint32_t i = 0; i < n; i += 4) {
-        uint32_t q[4];
+        uint32_t q[4], bits[4] = {0, 0, 0, 0};
         vl_f4 lanes = quad_ids(ids, n, i, q);
         vl_f4 c4[4], r4[4];
         vl_ov_gather(records, q, 0, c4);
         vl_ov_gather(records, q, 1, r4); /* r4[0]: node radius squared */
         for (int c = 0; c < 4; c++)
-            if (live >> c & 1u) end[c] = push_bits(end[c], ids + i, vl_ov_sphere_node4(c4, r4[0], w, c, lanes));
+            if (live >> c & 1u) bits[c] = vl_ov_sphere_node4(c4, r4[0], w, c, lanes);
+        put_masks(masks, n, i, bits);
     }
-    for (int c = 0; c < 4; c++) counts[c] = (uint32_t)(end[c] - lists[c]);
 }
 
 static uint32_t box_node_test1(const float* rec, const vl_bvh_node4* w) {

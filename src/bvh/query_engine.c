@@ -66,10 +66,10 @@ typedef struct vl_query_level {
     uint32_t entry_count;
 } vl_query_level;
 
-/* Room for a node's 4 lists of n queries and its 4 entries. */
-static inline int level_fits(const vl_query_level* l, uint32_t n) {
-    size_t entry_words = sizeof(vl_query_entry) / sizeof(uint32_t) * ((size_t)l->entry_count + 4);
-    return l->top + 4 * (size_t)n + entry_words <= l->size;
+/* Words free between a level's lists and its entries, leaving room for 4 more entries. */
+static inline size_t level_free(const vl_query_level* l) {
+    size_t used = l->top + sizeof(vl_query_entry) / sizeof(uint32_t) * ((size_t)l->entry_count + 4);
+    return used < l->size ? l->size - used : 0;
 }
 
 static inline vl_query_entry* level_entry(vl_query_level* l, uint32_t i) {
@@ -118,26 +118,33 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
             const vl_query_entry e = *level_entry(cur, i);
             if (e.count) continue; /* a leaf, tested with its level */
             const vl_bvh_node4* w = &bvh->wide[e.node];
-            if (!level_fits(next, e.n)) {
-                for (uint32_t k = 0; k < e.n; k++) {
+            /* the children each query may reach, as bits, in the free space's last words */
+            size_t free_words = level_free(next), mask_words = (e.n + 3) / 4;
+            uint8_t* masks = (uint8_t*)(next->base + next->top + free_words - mask_words);
+            uint32_t counts[4] = {0, 0, 0, 0};
+            if (mask_words <= free_words) {
+                kind->node_test(records, cur->base + e.at, e.n, w, masks);
+                for (uint32_t k = 0; k < e.n; k++)
+                    for (int c = 0; c < 4; c++) counts[c] += masks[k] >> c & 1u;
+            }
+            if (mask_words > free_words || (size_t)counts[0] + counts[1] + counts[2] + counts[3] + mask_words > free_words) {
+                for (uint32_t k = 0; k < e.n; k++) { /* no room: these queries go on one by one */
                     vl_status st = vl_query_single_run(bvh, kind, ctx, records, cur->base[e.at + k], e.node);
                     if (st != VL_OK) return st;
                 }
                 continue;
             }
             uint32_t* lists[4];
-            uint32_t counts[4];
-            for (int c = 0; c < 4; c++) lists[c] = next->base + next->top + (size_t)c * e.n;
-            kind->node_test(records, cur->base + e.at, e.n, w, lists, counts);
-            /* packed in lane order: each list moves down, never onto one still to move */
             for (int c = 0; c < 4; c++) {
-                if (!counts[c]) continue;
-                if (next->base + next->top != lists[c])
-                    memmove(next->base + next->top, lists[c], sizeof(uint32_t) * counts[c]);
-                *level_entry(next, next->entry_count++) =
-                    (vl_query_entry){w->child[c], w->count[c], (uint32_t)next->top, counts[c]};
+                lists[c] = next->base + next->top;
+                if (counts[c])
+                    *level_entry(next, next->entry_count++) =
+                        (vl_query_entry){w->child[c], w->count[c], (uint32_t)next->top, counts[c]};
                 next->top += counts[c];
             }
+            const uint32_t* ids_here = cur->base + e.at;
+            for (uint32_t k = 0; k < e.n; k++)
+                for (uint32_t m = masks[k]; m; m &= m - 1) *lists[__builtin_ctz(m)]++ = ids_here[k];
         }
         for (uint32_t i = 0; i < AHEAD && i < next->entry_count; i++) prefetch_entry(bvh, level_entry(next, i), 1);
         for (uint32_t i = 0; i < next->entry_count; i++) {
