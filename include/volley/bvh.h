@@ -164,7 +164,7 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
 /* Batched overlap queries: pairs (i, primitive) for every queries[i] overlapping a primitive are
  * appended to *out (grown through the allocator hooks; out->count is where they start). The batch
  * runs with move-to-front traversal of the 4-wide tree, 128 queries at a time, with its scratch on
- * the C stack (about 8 KB): the call allocates nothing except when out must grow.
+ * the C stack (about 22 KB): the call allocates nothing except when out must grow.
  * VL_OK; VL_ERR_INVALID_QUERY when some queries were invalid: they get no pair, every valid one is
  * answered; VL_ERR_INVALID_ARGUMENT for a NULL bvh or out, an inconsistent *out (count >
  * capacity, or NULL pairs with a capacity), or NULL queries with count > 0 (nothing written);
@@ -176,8 +176,8 @@ VL_API vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* quer
                                         vl_pair_buffer* out);
 
 /* Bytes of scratch that the _scratch forms need for a batch of count queries (boxes or spheres
- * alike): 56 bytes a query for up to 4096 queries (batches run 4096 at a time) plus 256; 0 for a
- * NULL bvh or count 0. */
+ * alike): 160 bytes a query for up to 4096 queries (batches run 4096 at a time) plus 1024; 0 for
+ * a NULL bvh or count 0. */
 VL_API size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count);
 
 /* The batched forms on the caller's scratch (at least vl_bvh_overlap_scratch_size(bvh, count)

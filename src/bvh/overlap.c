@@ -143,48 +143,93 @@ static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
 
 /* ---- leaf tests -------------------------------------------------------------------------- */
 
-/* Triangle leaves: for each chunk of OV_W triangles, what no query changes is prepared once and
- * every query of the list is tested against it (a list of one in the single-query form). */
+/* Whether box query rec holds the whole box of lane c (then every primitive inside overlaps it). */
+static inline int box_holds(const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    return rec[0] <= w->bounds[0][c] && rec[1] <= w->bounds[1][c] && rec[2] <= w->bounds[2][c] &&
+           rec[4] >= w->bounds[3][c] && rec[5] >= w->bounds[4][c] && rec[6] >= w->bounds[5][c];
+}
+
+/* Whether sphere query rec holds the whole box of lane c: its farthest corner within the radius. */
+static inline int sphere_holds(const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    float d2 = 0.0f;
+    for (int a = 0; a < 3; a++) {
+        float lo = fabsf(rec[a] - w->bounds[a][c]), hi = fabsf(w->bounds[3 + a][c] - rec[a]);
+        float m = lo > hi ? lo : hi;
+        d2 += m * m;
+    }
+    return d2 <= rec[VL_OV_RADIUS] * rec[VL_OV_RADIUS];
+}
+
+/* Appends (query, primitive) for the set bits of a leaf chunk from slot k. */
+static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t count, uint32_t k,
+                             uint32_t bits) {
+    vl_pair* dst = out->pairs + out->count;
+    for (; bits; bits &= bits - 1) *dst++ = (vl_pair){query, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+    out->count = (uint32_t)(dst - out->pairs);
+}
+
+/* Triangle leaves: queries that hold the leaf's whole box take all its triangles; for the others,
+ * each chunk of OV_W triangles is prepared once (what no query changes) and every query of the
+ * list is tested against it (a list of one in the single-query form). */
 static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                              uint32_t first, uint32_t count) {
+                              const vl_bvh_node4* parent, uint32_t lane) {
     vl_ov_ctx* ctx = vctx;
-    const float* rows = vl_bvh_leaf_rows(bvh, first);
-    for (uint32_t k = 0; k < count; k += OV_W) {
+    const uint32_t count = parent->count[lane];
+    const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
+    uint32_t tested = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!box_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+            tested++;
+            continue;
+        }
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        for (uint32_t k = 0; k < count; k += OV_W)
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
+    }
+    for (uint32_t k = 0; k < count && tested; k += OV_W) {
         ov_prep prep;
         ov_box_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
         for (uint32_t i = 0; i < n; i++) {
+            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+            if (box_holds(rec, parent, lane)) continue;
             vl_status st = ov_room(ctx->out, OV_W);
             if (st != VL_OK) return st;
-            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
             ov_vec qmin[3], qmax[3];
             for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
-            uint32_t bits = ov_box_tri(&prep, qmin, qmax);
-            vl_pair* dst = ctx->out->pairs + ctx->out->count;
-            for (; bits; bits &= bits - 1)
-                *dst++ = (vl_pair){ctx->base + ids[i], vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
-            ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, ov_box_tri(&prep, qmin, qmax));
         }
     }
     return VL_OK;
 }
 
 static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                                 uint32_t first, uint32_t count) {
+                                 const vl_bvh_node4* parent, uint32_t lane) {
     vl_ov_ctx* ctx = vctx;
-    const float* rows = vl_bvh_leaf_rows(bvh, first);
-    for (uint32_t k = 0; k < count; k += OV_W) {
+    const uint32_t count = parent->count[lane];
+    const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
+    uint32_t tested = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!sphere_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+            tested++;
+            continue;
+        }
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        for (uint32_t k = 0; k < count; k += OV_W)
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
+    }
+    for (uint32_t k = 0; k < count && tested; k += OV_W) {
         ov_prep prep;
         ov_sphere_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
         for (uint32_t i = 0; i < n; i++) {
+            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+            if (sphere_holds(rec, parent, lane)) continue;
             vl_status st = ov_room(ctx->out, OV_W);
             if (st != VL_OK) return st;
-            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
             ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
-            uint32_t bits = ov_sphere_tri(&prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE]));
-            vl_pair* dst = ctx->out->pairs + ctx->out->count;
-            for (; bits; bits &= bits - 1)
-                *dst++ = (vl_pair){ctx->base + ids[i], vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
-            ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k,
+                      ov_sphere_tri(&prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE])));
         }
     }
     return VL_OK;
@@ -192,7 +237,8 @@ static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, 
 
 /* Box trees: closed intervals, exact. */
 static vl_status box_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                              uint32_t first, uint32_t count) {
+                              const vl_bvh_node4* parent, uint32_t lane) {
+    const uint32_t first = parent->child[lane], count = parent->count[lane];
     vl_ov_ctx* ctx = vctx;
     const vl_bvh_box* boxes = bvh->boxes + first;
     for (uint32_t i = 0; i < n; i++) {
@@ -214,7 +260,8 @@ static vl_status box_box_leaf(void* vctx, const vl_bvh* bvh, float* records, con
 /* Box trees: the distance from the center to the box, with the same float operations as the
  * node test and the leaf's slack tol * s. */
 static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                                 uint32_t first, uint32_t count) {
+                                 const vl_bvh_node4* parent, uint32_t lane) {
+    const uint32_t first = parent->child[lane], count = parent->count[lane];
     vl_ov_ctx* ctx = vctx;
     const vl_bvh_box* boxes = bvh->boxes + first;
     for (uint32_t i = 0; i < n; i++) {

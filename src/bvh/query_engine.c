@@ -41,7 +41,7 @@ vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void
         for (int c = 3; c >= 0; c--) { /* pushed last to first: lane 0 pops first */
             if (!(bits >> c & 1u) || w->child[c] == VL_BVH_EMPTY) continue;
             if (w->count[c]) {
-                vl_status st = kind->leaf_test(ctx, bvh, records, &id, 1, w->child[c], w->count[c]);
+                vl_status st = kind->leaf_test(ctx, bvh, records, &id, 1, w, (uint32_t)c);
                 if (st != VL_OK) return st;
             } else {
                 stack[top++] = w->child[c];
@@ -53,8 +53,8 @@ vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void
 
 /* A node4 or a leaf and the queries that reached it: arena[at, at + n). */
 typedef struct vl_query_entry {
-    uint32_t node;  /* node4 index, or the leaf's first slot */
-    uint32_t count; /* 0: a node4; else the leaf's primitive count */
+    uint32_t node; /* node4 index; for a leaf, its parent's */
+    uint32_t lane; /* 0: a node4; else a leaf, lane + 1 of its parent */
     uint32_t at, n;
 } vl_query_entry;
 
@@ -81,8 +81,11 @@ enum { AHEAD = 6 };
 
 /* Asks for an entry's node4 (leaves = 0) or leaf rows (leaves = 1). */
 static inline void prefetch_entry(const vl_bvh* bvh, const vl_query_entry* e, int leaves) {
-    if (leaves && e->count) prefetch_leaf(bvh, e->node, e->count);
-    if (!leaves && !e->count) {
+    if (leaves && e->lane) {
+        const vl_bvh_node4* w = &bvh->wide[e->node];
+        prefetch_leaf(bvh, w->child[e->lane - 1], w->count[e->lane - 1]);
+    }
+    if (!leaves && !e->lane) {
         const char* node = (const char*)&bvh->wide[e->node];
         __builtin_prefetch(node), __builtin_prefetch(node + 64);
     }
@@ -116,7 +119,7 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
         for (uint32_t i = 0; i < cur->entry_count; i++) {
             if (i + AHEAD < cur->entry_count) prefetch_entry(bvh, level_entry(cur, i + AHEAD), 0);
             const vl_query_entry e = *level_entry(cur, i);
-            if (e.count) continue; /* a leaf, tested with its level */
+            if (e.lane) continue; /* a leaf, tested with its level */
             const vl_bvh_node4* w = &bvh->wide[e.node];
             /* the children each query may reach, as bits, in the free space's last words */
             size_t free_words = level_free(next), mask_words = (e.n + 3) / 4;
@@ -139,7 +142,8 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
                 lists[c] = next->base + next->top;
                 if (counts[c])
                     *level_entry(next, next->entry_count++) =
-                        (vl_query_entry){w->child[c], w->count[c], (uint32_t)next->top, counts[c]};
+                        (vl_query_entry){w->count[c] ? e.node : w->child[c], w->count[c] ? (uint32_t)c + 1 : 0,
+                                         (uint32_t)next->top, counts[c]};
                 next->top += counts[c];
             }
             const uint32_t* ids_here = cur->base + e.at;
@@ -150,8 +154,8 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
         for (uint32_t i = 0; i < next->entry_count; i++) {
             if (i + AHEAD < next->entry_count) prefetch_entry(bvh, level_entry(next, i + AHEAD), 1);
             const vl_query_entry* e = level_entry(next, i);
-            if (!e->count) continue;
-            vl_status st = kind->leaf_test(ctx, bvh, records, next->base + e->at, e->n, e->node, e->count);
+            if (!e->lane) continue;
+            vl_status st = kind->leaf_test(ctx, bvh, records, next->base + e->at, e->n, &bvh->wide[e->node], e->lane - 1);
             if (st != VL_OK) return st;
         }
         cur = next;

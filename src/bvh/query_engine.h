@@ -8,9 +8,11 @@
  *               child, child[c] == VL_BVH_EMPTY);
  *   node_test1  one query against the 4 children, SIMD across children: bit c = may reach child c;
  *               a query must get the same answer from both forms;
- *   leaf_test   the queries ids[0..n) against the leaf of `count` primitives from slot `first`
- *               (rows vl_bvh_leaf_rows(bvh, first), or bvh->boxes + first), writing its answers
- *               through ctx; a status other than VL_OK stops the traversal and is returned.
+ *   leaf_test   the queries ids[0..n) against the leaf in lane `lane` of node4 `parent`: its
+ *               parent->count[lane] primitives from slot first = parent->child[lane] (rows
+ *               vl_bvh_leaf_rows(bvh, first), or bvh->boxes + first), inside the lane's box;
+ *               answers go through ctx; a status other than VL_OK stops the traversal and is
+ *               returned.
  * The engine takes the batch down the tree a level at a time: node_test runs at every node4 the
  * batch reaches, with the ids that reached it; the survivors of each child move into that child's
  * list (packed at the front of the next level's stretch of the arena) and only they descend; the
@@ -29,7 +31,7 @@ typedef struct vl_query_kind {
                       uint8_t* masks);
     uint32_t (*node_test1)(const float* record, const vl_bvh_node4* node);
     vl_status (*leaf_test)(void* ctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                           uint32_t first, uint32_t count);
+                           const vl_bvh_node4* parent, uint32_t lane);
 } vl_query_kind;
 
 /* Arena entries a batch of n queries should have: its first list and room for the lists below
