@@ -200,7 +200,8 @@ VL_API vl_status vl_bvh_overlap_sphere1(const vl_bvh* bvh, const vl_sphere* quer
  * tree's vertex_count vertices at their new places, the triangles' indices those of the build.
  * Updates everything the queries read (triangles, node boxes of the binary and 4-wide trees, their
  * margin), so that every query answers as on a fresh build of the new data. No allocation; about
- * an eighth of a build's time (1.1M triangles: 23 ms, build 193 ms, one core). Not thread-safe: no query may run on the tree meanwhile.
+ * an eighth of a build's time (1.1M triangles: 23 ms against 193 ms, one core). Not thread-safe:
+ * no query may run on the tree meanwhile.
  * When to rebuild: refitting keeps the old grouping of primitives, so boxes stretch as primitives
  * move apart and queries slow; vl_bvh_stats.sah_growth tells by how much (the SAH cost now over
  * the one at build time). Rebuild when it passes about 1.5 (queries then visit about that many
