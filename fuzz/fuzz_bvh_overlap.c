@@ -88,7 +88,7 @@ static vl_bvh* build(const scene* s, uint8_t leaf) {
 
 static vl_pair* sorted(const vl_pair_buffer* b) {
     vl_pair* p = malloc(sizeof(vl_pair) * (b->count ? b->count : 1));
-    memcpy(p, b->pairs, sizeof(vl_pair) * b->count);
+    if (b->count) memcpy(p, b->pairs, sizeof(vl_pair) * b->count);
     oracle_sort(p, b->count);
     return p;
 }

@@ -20,7 +20,7 @@ static uint64_t g_skipped, g_expected;
 static vl_pair* sorted_pairs(const vl_pair_buffer* b, uint32_t from, uint32_t* n) {
     *n = b->count - from;
     vl_pair* p = malloc(sizeof(vl_pair) * (*n ? *n : 1));
-    memcpy(p, b->pairs + from, sizeof(vl_pair) * *n);
+    if (*n) memcpy(p, b->pairs + from, sizeof(vl_pair) * *n);
     oracle_sort(p, *n);
     return p;
 }

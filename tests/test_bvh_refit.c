@@ -23,7 +23,7 @@ static int same_hit(vl_hit a, vl_hit b) {
 static vl_pair* sorted_pairs(const vl_pair_buffer* b, uint32_t* n) {
     *n = b->count;
     vl_pair* p = malloc(sizeof(vl_pair) * (b->count ? b->count : 1));
-    memcpy(p, b->pairs, sizeof(vl_pair) * b->count);
+    if (b->count) memcpy(p, b->pairs, sizeof(vl_pair) * b->count);
     oracle_sort(p, b->count);
     return p;
 }

@@ -46,6 +46,12 @@ VL_INLINE VF VL_OW(apart)(VF pa, VF pb, VF r) {
     return VL_V(or)(VL_V(gt)(VL_V(min)(pa, pb), r), VL_V(lt)(VL_V(max)(pa, pb), VL_V(sub)(VL_V(zero)(), r)));
 }
 
+/* The same for the projections of 3 corners. */
+VL_INLINE VF VL_OW(apart3)(VF pa, VF pb, VF pc, VF r) {
+    return VL_V(or)(VL_V(gt)(VL_V(min)(pa, VL_V(min)(pb, pc)), r),
+                    VL_V(lt)(VL_V(max)(pa, VL_V(max)(pb, pc)), VL_V(sub)(VL_V(zero)(), r)));
+}
+
 /* The 3 axes (x, y, z) cross edge f of the separating axis test: separation mask. ds is a vertex
  * on the edge, dop the opposite one (relative to the box's center), hs the half sizes plus slack. */
 VL_INLINE VF VL_OW(edge_axes)(const VF f[3], const VF ds[3], const VF dop[3], const VF hs[3]) {
@@ -128,7 +134,8 @@ VL_INLINE uint32_t VL_OW(box_tri)(const VL_OW(prep)* p, const VF qmin[3], const 
         d1[a] = VL_V(sub)(p->t.v1[a], c);
         d2[a] = VL_V(sub)(p->t.v2[a], c);
     }
-    VF sep = VL_V(gt)(VL_V(abs)(VL_OW(dot)(p->n, d0)), VL_OW(dot)(p->an, hs));
+    /* all 3 corners on the normal too: a sliver's rounded normal is far from perpendicular to it */
+    VF sep = VL_OW(apart3)(VL_OW(dot)(p->n, d0), VL_OW(dot)(p->n, d1), VL_OW(dot)(p->n, d2), VL_OW(dot)(p->an, hs));
     sep = VL_V(or)(sep, VL_OW(edge_axes)(p->t.e1, d0, d2, hs)); /* v0 -> v1 */
     sep = VL_V(or)(sep, VL_OW(edge_axes)(p->f1, d1, d0, hs));   /* v1 -> v2 */
     sep = VL_V(or)(sep, VL_OW(edge_axes)(p->t.e2n, d0, d1, hs)); /* v2 -> v0 */
@@ -188,7 +195,11 @@ VL_INLINE uint32_t VL_OW(sphere_tri)(const VL_OW(prep)* p, const VF c[3], VF r, 
     VF zero = VL_V(zero)();
     VF inside = VL_V(and)(p->has_normal, VL_V(ge)(VL_OW(dot)(p->n, ab), zero));
     inside = VL_V(and)(inside, VL_V(and)(VL_V(ge)(VL_OW(dot)(p->n, bc), zero), VL_V(ge)(VL_OW(dot)(p->n, ca), zero)));
-    VF h = VL_V(mul)(VL_OW(dot)(p->n, pa), p->inv_len);
+    /* the plane's distance as the least over the 3 corners (0 when they straddle it): a lower
+       bound for any normal, so that a sliver's rounded normal never loses a pair */
+    VF ha = VL_OW(dot)(p->n, pa), hb = VL_OW(dot)(p->n, pb), hc = VL_OW(dot)(p->n, pc);
+    VF lo = VL_V(min)(ha, VL_V(min)(hb, hc)), hi = VL_V(max)(ha, VL_V(max)(hb, hc));
+    VF h = VL_V(mul)(VL_V(max)(VL_V(max)(lo, VL_V(sub)(zero, hi)), zero), p->inv_len);
     d2 = VL_V(select)(inside, VL_V(min)(d2, VL_V(mul)(h, h)), d2);
     return VL_V(bits)(VL_V(and)(ok, VL_V(or)(held, VL_V(le)(d2, reach2))));
 }
