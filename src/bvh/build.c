@@ -107,6 +107,24 @@ static vl_status build_end(vl_build* b, uint32_t n, vl_bvh* tree, float pad) {
     return VL_OK;
 }
 
+/* A hit within the barycentric tolerance may lie a little outside a triangle's box: grow every
+ * node box by a margin far above that, relative to the scene's size. */
+float vl_bvh_triangle_pad(const float lo[3], const float hi[3]) {
+    float extent = 0.0f, magnitude = 0.0f;
+    for (int a = 0; a < 3; a++) {
+        extent = fmaxf(extent, hi[a] - lo[a]);
+        magnitude = fmaxf(magnitude, fmaxf(fabsf(lo[a]), fabsf(hi[a])));
+    }
+    return extent * (16.0f * VL_BVH_TRIANGLE_EPSILON) + magnitude * 1e-6f + 1e-30f;
+}
+
+/* The SAH cost a refit's sah_growth is measured against. */
+static void set_build_sah(vl_bvh* tree) {
+    vl_bvh_stats st;
+    tree->build_sah = 0.0;
+    if (vl_bvh_get_stats(tree, &st) == VL_OK) tree->build_sah = st.sah_cost;
+}
+
 vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
                                  uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out) {
     if (!xyz || !indices || !out || triangle_count == 0 || vertex_count == 0) return VL_ERR_INVALID_ARGUMENT;
@@ -139,6 +157,10 @@ vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const 
         put_box(&b, i, mn, mx);
     }
     if (vl_bvh_build_sah(&b, n) != VL_OK) return build_fail(&b, n, tree);
+    tree->corners = vl_mem_alloc(sizeof(uint32_t) * 3 * (size_t)n);
+    if (!tree->corners) return build_fail(&b, n, tree);
+    tree->vertex_count = vertex_count;
+    for (uint32_t s = 0; s < n; s++) memcpy(tree->corners + 3 * (size_t)s, indices + 3 * (size_t)b.idx[s], 12);
     for (uint32_t i = 0; i < b.node_count; i++) { /* each leaf's triangles into its rows */
         const uint32_t first = b.nodes[i].index, count = vl_bvh_node_count(&b.nodes[i]);
         for (uint32_t k = 0; k < count; k++) {
@@ -150,15 +172,9 @@ vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const 
         }
     }
     memset(tree->tris + vl_bvh_tri_floats(n) - VL_BVH_TRI_PAD, 0, sizeof(float) * VL_BVH_TRI_PAD);
-    /* A hit within the barycentric tolerance may lie a little outside a triangle's box: grow every
-     * node box by a margin far above that, relative to the scene's size. */
-    float extent = 0.0f, magnitude = 0.0f;
-    for (int a = 0; a < 3; a++) {
-        extent = fmaxf(extent, hi[a] - lo[a]);
-        magnitude = fmaxf(magnitude, fmaxf(fabsf(lo[a]), fabsf(hi[a])));
-    }
-    float pad = extent * (16.0f * VL_BVH_TRIANGLE_EPSILON) + magnitude * 1e-6f + 1e-30f;
+    float pad = vl_bvh_triangle_pad(lo, hi);
     if (build_end(&b, n, tree, pad) != VL_OK) return build_fail(&b, n, tree);
+    set_build_sah(tree);
     *out = tree;
     return VL_OK;
 }
@@ -189,6 +205,7 @@ vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
         bx->pad = 0;
     }
     if (build_end(&b, count, tree, 0.0f) != VL_OK) return build_fail(&b, count, tree);
+    set_build_sah(tree);
     *out = tree;
     return VL_OK;
 }
@@ -200,6 +217,7 @@ void vl_bvh_destroy(vl_bvh* bvh) {
     vl_mem_free(bvh->boxes, sizeof(vl_bvh_box) * (size_t)bvh->prim_count);
     vl_mem_free(bvh->wide, sizeof(vl_bvh_node4) * (size_t)bvh->wide_capacity);
     vl_mem_free(bvh->wide_of, sizeof(uint32_t) * (size_t)bvh->node_count);
+    if (bvh->corners) vl_mem_free(bvh->corners, sizeof(uint32_t) * 3 * (size_t)bvh->prim_count);
     vl_mem_free(bvh, sizeof(vl_bvh));
 }
 
@@ -207,5 +225,6 @@ size_t vl_bvh_bytes(const vl_bvh* bvh) {
     size_t prims = bvh->kind == VL_BVH_TRIANGLES ? sizeof(float) * vl_bvh_tri_floats(bvh->prim_count)
                                                  : sizeof(vl_bvh_box) * (size_t)bvh->prim_count;
     return sizeof(vl_bvh) + sizeof(vl_bvh_node) * (size_t)bvh->node_capacity + prims +
-           sizeof(vl_bvh_node4) * (size_t)bvh->wide_capacity + sizeof(uint32_t) * (size_t)bvh->node_count;
+           sizeof(vl_bvh_node4) * (size_t)bvh->wide_capacity + sizeof(uint32_t) * (size_t)bvh->node_count +
+           (bvh->corners ? sizeof(uint32_t) * 3 * (size_t)bvh->prim_count : 0);
 }

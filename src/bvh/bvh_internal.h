@@ -105,7 +105,13 @@ struct vl_bvh {
     uint32_t* wide_of;  /* per binary node: the node4 that has the same children, or VL_BVH_EMPTY */
     float pad;          /* how far node boxes were grown past the triangles' bounds (0 for boxes) */
     vl_bvh_desc desc;
+    uint32_t* corners;     /* kind == VL_BVH_TRIANGLES: 3 vertex indices per slot, leaf order (refit) */
+    uint32_t vertex_count; /* kind == VL_BVH_TRIANGLES: the build's vertex count (refit) */
+    double build_sah;      /* vl_bvh_stats.sah_cost right after the build (sah_growth) */
 };
+
+/* The binned-SAH margin of node boxes over triangles whose vertices span [lo, hi] (build, refit). */
+float vl_bvh_triangle_pad(const float lo[3], const float hi[3]);
 
 /* The rows of the leaf whose triangles start at slot `first`. */
 static inline float* vl_bvh_leaf_rows(const vl_bvh* bvh, uint32_t first) {

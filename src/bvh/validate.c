@@ -181,6 +181,7 @@ vl_status vl_bvh_get_stats(const vl_bvh* bvh, vl_bvh_stats* stats) {
     stats->leaves = leaves;
     stats->depth = bvh->depth;
     stats->sah_cost = cost;
+    stats->sah_growth = bvh->build_sah > 0.0 ? cost / bvh->build_sah : 1.0;
     stats->bytes = vl_bvh_bytes(bvh);
     return VL_OK;
 }

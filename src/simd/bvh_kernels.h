@@ -45,6 +45,7 @@ typedef vl_i8 vl_iw;
 #define vl_fw_any vl_f8_any
 #define vl_fw_bits vl_f8_bits
 #define vl_fw_first vl_f8_first
+#define vl_fw_true vl_f8_true
 #define vl_fw_as_i vl_f8_as_i
 #define vl_iw_loadu vl_i8_loadu
 #define vl_iw_set1 vl_i8_set1
@@ -83,6 +84,7 @@ typedef vl_i4 vl_iw;
 #define vl_fw_any vl_f4_any
 #define vl_fw_bits vl_f4_bits
 #define vl_fw_first vl_f4_first
+#define vl_fw_true vl_f4_true
 #define vl_fw_as_i vl_f4_as_i
 #define vl_iw_loadu vl_i4_loadu
 #define vl_iw_set1 vl_i4_set1

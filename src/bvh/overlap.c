@@ -1,0 +1,406 @@
+/* Box and sphere overlap queries: validation at the API edge, the query records, the two query
+ * kinds of the batch engine (query_engine.h) and the pair output. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "bvh/query_engine.h"
+#include "core/pair_buffer.h"
+#include "simd/overlap_kernels.h"
+
+_Static_assert(VL_OV_RECORD_FLOATS == VL_QUERY_RECORD_FLOATS, "overlap records are engine records");
+
+/* The leaf tests' width: 8 triangles at a time where the hardware has 8 lanes. */
+typedef vl_fw ov_vec;
+#define OV_W VL_BW
+#define ov_set1 vl_fw_set1
+#define ov_first vl_fw_first
+#define ov_box_tri vl_ovw_box_tri
+#define ov_sphere_tri vl_ovw_sphere_tri
+#define ov_box_prep vl_ovw_box_prep
+#define ov_sphere_prep vl_ovw_sphere_prep
+typedef vl_ovw_prep ov_prep;
+
+/* Queries per batch: on the C stack (the plain forms) and on the caller's scratch. */
+#define VL_OV_STACK_BATCH 128u
+#define VL_OV_SCRATCH_BATCH 4096u
+
+/* Where the pairs go: the caller's buffer, query ids offset by the batch's first index. */
+typedef struct vl_ov_ctx {
+    vl_pair_buffer* out;
+    uint32_t base;
+} vl_ov_ctx;
+
+/* Room for `more` pairs (a leaf's worth) before a query's pairs are written. */
+static inline vl_status ov_room(vl_pair_buffer* out, uint32_t more) {
+    if (out->capacity - out->count >= more) return VL_OK;
+    if ((uint64_t)out->count + more > UINT32_MAX) return VL_ERR_TOO_LARGE;
+    return vl_pair_buffer_reserve(out, out->count + more);
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+static int box_valid(const vl_aabb* b) {
+    for (int a = 0; a < 3; a++)
+        if (isnan(b->min[a]) || isnan(b->max[a]) || b->min[a] > b->max[a]) return 0;
+    return 1;
+}
+
+static int sphere_valid(const vl_sphere* s) {
+    for (int a = 0; a < 3; a++)
+        if (!isfinite(s->center[a])) return 0;
+    return isfinite(s->radius) && s->radius >= 0.0f;
+}
+
+static void box_record(float* rec, const vl_aabb* b) {
+    for (int a = 0; a < 3; a++) rec[a] = b->min[a], rec[4 + a] = b->max[a];
+    rec[3] = rec[7] = 0.0f;
+}
+
+/* The node test's radius is grown by twice the leaf's slack for the query's own scale, so that
+ * the node test's rounding never culls a pair that touches. */
+static void sphere_record(float* rec, const vl_sphere* s) {
+    float scale = s->radius;
+    for (int a = 0; a < 3; a++) rec[a] = s->center[a], scale = fmaxf(scale, fabsf(s->center[a]));
+    float node_r = s->radius + 2.0f * VL_BVH_OVERLAP_TOLERANCE * scale;
+    rec[VL_OV_RADIUS] = s->radius;
+    rec[VL_OV_NODE_R2] = node_r * node_r;
+    rec[VL_OV_SCALE] = scale;
+    rec[6] = rec[7] = 0.0f;
+}
+
+/* ---- node tests -------------------------------------------------------------------------- */
+
+/* Children with a subtree or a leaf behind them. */
+static inline uint32_t live_children(const vl_bvh_node4* w) {
+    uint32_t bits = 0;
+    for (int c = 0; c < 4; c++) bits |= (uint32_t)(w->child[c] != VL_BVH_EMPTY) << c;
+    return bits;
+}
+
+/* Ids of positions [i, i + 4) (the last one repeated past n) and the mask of real lanes. */
+static inline vl_f4 quad_ids(const uint32_t* ids, uint32_t n, uint32_t i, uint32_t q[4]) {
+    for (uint32_t j = 0; j < 4; j++) q[j] = ids[i + j < n ? i + j : n - 1];
+    return vl_f4_first(n - i < 4 ? n - i : 4);
+}
+
+/* Per-query child masks from per-child query bits (bits[c] bit j: query i + j reaches child c). */
+static inline void put_masks(uint8_t* masks, uint32_t n, uint32_t i, const uint32_t bits[4]) {
+    for (uint32_t j = 0; j < 4 && i + j < n; j++)
+        masks[i + j] = (uint8_t)((bits[0] >> j & 1u) | (bits[1] >> j & 1u) << 1 | (bits[2] >> j & 1u) << 2 |
+                                 (bits[3] >> j & 1u) << 3);
+}
+
+static void box_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
+                          uint8_t* masks) {
+    uint32_t live = live_children(w);
+    for (uint32_t i = 0; i < n; i += 4) {
+        uint32_t q[4], bits[4] = {0, 0, 0, 0};
+        vl_f4 lanes = quad_ids(ids, n, i, q);
+        vl_f4 lo[4], hi[4];
+        vl_ov_gather(records, q, 0, lo);
+        vl_ov_gather(records, q, 1, hi);
+        for (int c = 0; c < 4; c++)
+            if (live >> c & 1u) bits[c] = vl_ov_box_node4(lo, hi, w, c, lanes);
+        put_masks(masks, n, i, bits);
+    }
+}
+
+static void sphere_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
+                             uint8_t* masks) {
+    uint32_t live = live_children(w);
+    for (uint32_t i = 0; i < n; i += 4) {
+        uint32_t q[4], bits[4] = {0, 0, 0, 0};
+        vl_f4 lanes = quad_ids(ids, n, i, q);
+        vl_f4 c4[4], r4[4];
+        vl_ov_gather(records, q, 0, c4);
+        vl_ov_gather(records, q, 1, r4); /* r4[0]: node radius squared */
+        for (int c = 0; c < 4; c++)
+            if (live >> c & 1u) bits[c] = vl_ov_sphere_node4(c4, r4[0], w, c, lanes);
+        put_masks(masks, n, i, bits);
+    }
+}
+
+static uint32_t box_node_test1(const float* rec, const vl_bvh_node4* w) {
+    return vl_ov_box_node1(rec, w) & live_children(w);
+}
+
+static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
+    return vl_ov_sphere_node1(rec, w) & live_children(w);
+}
+
+/* ---- leaf tests -------------------------------------------------------------------------- */
+
+/* Whether box query rec holds the whole box of lane c (then every primitive inside overlaps it). */
+static inline int box_holds(const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    return rec[0] <= w->bounds[0][c] && rec[1] <= w->bounds[1][c] && rec[2] <= w->bounds[2][c] &&
+           rec[4] >= w->bounds[3][c] && rec[5] >= w->bounds[4][c] && rec[6] >= w->bounds[5][c];
+}
+
+/* Whether sphere query rec holds the whole box of lane c: its farthest corner within the radius. */
+static inline int sphere_holds(const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    float d2 = 0.0f;
+    for (int a = 0; a < 3; a++) {
+        float lo = fabsf(rec[a] - w->bounds[a][c]), hi = fabsf(w->bounds[3 + a][c] - rec[a]);
+        float m = lo > hi ? lo : hi;
+        d2 += m * m;
+    }
+    return d2 <= rec[VL_OV_RADIUS] * rec[VL_OV_RADIUS];
+}
+
+/* Appends (query, primitive) for the set bits of a leaf chunk from slot k. */
+static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t count, uint32_t k,
+                             uint32_t bits) {
+    vl_pair* dst = out->pairs + out->count;
+    for (; bits; bits &= bits - 1) *dst++ = (vl_pair){query, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+    out->count = (uint32_t)(dst - out->pairs);
+}
+
+/* Triangle leaves: queries that hold the leaf's whole box take all its triangles; for the others,
+ * each chunk of OV_W triangles is prepared once (what no query changes) and every query of the
+ * list is tested against it (a list of one in the single-query form). */
+static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                              const vl_bvh_node4* parent, uint32_t lane) {
+    vl_ov_ctx* ctx = vctx;
+    const uint32_t count = parent->count[lane];
+    const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
+    uint32_t tested = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!box_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+            tested++;
+            continue;
+        }
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        for (uint32_t k = 0; k < count; k += OV_W)
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
+    }
+    for (uint32_t k = 0; k < count && tested; k += OV_W) {
+        ov_prep prep;
+        ov_box_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+        for (uint32_t i = 0; i < n; i++) {
+            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+            if (box_holds(rec, parent, lane)) continue;
+            vl_status st = ov_room(ctx->out, OV_W);
+            if (st != VL_OK) return st;
+            ov_vec qmin[3], qmax[3];
+            for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, ov_box_tri(&prep, qmin, qmax));
+        }
+    }
+    return VL_OK;
+}
+
+static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                                 const vl_bvh_node4* parent, uint32_t lane) {
+    vl_ov_ctx* ctx = vctx;
+    const uint32_t count = parent->count[lane];
+    const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
+    uint32_t tested = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!sphere_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+            tested++;
+            continue;
+        }
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        for (uint32_t k = 0; k < count; k += OV_W)
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
+    }
+    for (uint32_t k = 0; k < count && tested; k += OV_W) {
+        ov_prep prep;
+        ov_sphere_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+        for (uint32_t i = 0; i < n; i++) {
+            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+            if (sphere_holds(rec, parent, lane)) continue;
+            vl_status st = ov_room(ctx->out, OV_W);
+            if (st != VL_OK) return st;
+            ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k,
+                      ov_sphere_tri(&prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE])));
+        }
+    }
+    return VL_OK;
+}
+
+/* Box trees: closed intervals, exact. */
+static vl_status box_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                              const vl_bvh_node4* parent, uint32_t lane) {
+    const uint32_t first = parent->child[lane], count = parent->count[lane];
+    vl_ov_ctx* ctx = vctx;
+    const vl_bvh_box* boxes = bvh->boxes + first;
+    for (uint32_t i = 0; i < n; i++) {
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        for (uint32_t k = 0; k < count; k++) {
+            const vl_bvh_box* b = &boxes[k];
+            int hit = q[0] <= b->max[0] && q[4] >= b->min[0] && q[1] <= b->max[1] && q[5] >= b->min[1] &&
+                      q[2] <= b->max[2] && q[6] >= b->min[2];
+            if (hit) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+    }
+    return VL_OK;
+}
+
+/* Box trees: the distance from the center to the box, with the same float operations as the
+ * node test and the leaf's slack tol * s. */
+static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                                 const vl_bvh_node4* parent, uint32_t lane) {
+    const uint32_t first = parent->child[lane], count = parent->count[lane];
+    vl_ov_ctx* ctx = vctx;
+    const vl_bvh_box* boxes = bvh->boxes + first;
+    for (uint32_t i = 0; i < n; i++) {
+        vl_status st = ov_room(ctx->out, count);
+        if (st != VL_OK) return st;
+        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_SCALE];
+        float reach2 = reach * reach;
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        for (uint32_t k = 0; k < count; k++) {
+            const vl_bvh_box* b = &boxes[k];
+            float d[3];
+            for (int a = 0; a < 3; a++) {
+                float lo = b->min[a] - q[a], hi = q[a] - b->max[a];
+                float m = lo > hi ? lo : hi;
+                d[a] = m > 0.0f ? m : 0.0f;
+            }
+            if ((d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] <= reach2) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
+    }
+    return VL_OK;
+}
+
+static const vl_query_kind k_box_tri = {box_node_test, box_node_test1, box_tri_leaf};
+static const vl_query_kind k_sphere_tri = {sphere_node_test, sphere_node_test1, sphere_tri_leaf};
+static const vl_query_kind k_box_box = {box_node_test, box_node_test1, box_box_leaf};
+static const vl_query_kind k_sphere_box = {sphere_node_test, sphere_node_test1, sphere_box_leaf};
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+typedef enum { OV_BOXES, OV_SPHERES } ov_shape;
+
+static const vl_query_kind* ov_kind(const vl_bvh* bvh, ov_shape shape) {
+    if (bvh->kind == VL_BVH_TRIANGLES) return shape == OV_BOXES ? &k_box_tri : &k_sphere_tri;
+    return shape == OV_BOXES ? &k_box_box : &k_sphere_box;
+}
+
+/* Fills the records of queries [base, base + n) and lists the valid ones; returns how many. */
+static uint32_t ov_prepare(ov_shape shape, const void* queries, uint32_t base, uint32_t n, float* records,
+                           uint32_t* ids) {
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        float* rec = records + VL_OV_RECORD_FLOATS * (size_t)i;
+        if (shape == OV_BOXES) {
+            const vl_aabb* q = (const vl_aabb*)queries + base + i;
+            if (!box_valid(q)) continue;
+            box_record(rec, q);
+        } else {
+            const vl_sphere* q = (const vl_sphere*)queries + base + i;
+            if (!sphere_valid(q)) continue;
+            sphere_record(rec, q);
+        }
+        ids[live++] = i;
+    }
+    return live;
+}
+
+/* The batch in chunks of `chunk` queries on the given records and arena. */
+static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count, vl_pair_buffer* out,
+                        float* records, uint32_t* arena, size_t arena_entries, uint32_t chunk) {
+    const vl_query_kind* kind = ov_kind(bvh, shape);
+    const uint32_t start = out->count;
+    int invalid = 0;
+    for (uint32_t base = 0; base < count; base += chunk) {
+        uint32_t n = count - base < chunk ? count - base : chunk;
+        uint32_t live = ov_prepare(shape, queries, base, n, records, arena);
+        invalid |= live != n;
+        vl_ov_ctx ctx = {out, base};
+        vl_status st = vl_query_batch_run(bvh, kind, &ctx, records, arena, live, arena, arena_entries);
+        if (st != VL_OK) {
+            out->count = start;
+            return st;
+        }
+    }
+    return invalid ? VL_ERR_INVALID_QUERY : VL_OK;
+}
+
+static int ov_args_ok(const vl_bvh* bvh, const void* queries, uint32_t count, const vl_pair_buffer* out) {
+    return bvh && vl_pair_buffer_is_valid(out) && (queries || count == 0);
+}
+
+static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+                          vl_pair_buffer* out) {
+    if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
+    if (count == 0) return VL_OK;
+    _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
+    _Alignas(64) uint32_t arena[16 * VL_OV_STACK_BATCH + 256];
+    _Static_assert(sizeof arena / sizeof arena[0] == 16 * VL_OV_STACK_BATCH + 256, "arena as vl_query_arena_entries");
+    return ov_run(bvh, shape, queries, count, out, records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH);
+}
+
+vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out) {
+    return ov_stack(bvh, OV_BOXES, queries, count, out);
+}
+
+vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count, vl_pair_buffer* out) {
+    return ov_stack(bvh, OV_SPHERES, queries, count, out);
+}
+
+static uint32_t scratch_batch(uint32_t count) { return count < VL_OV_SCRATCH_BATCH ? count : VL_OV_SCRATCH_BATCH; }
+
+size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count) {
+    if (!bvh || count == 0) return 0;
+    uint32_t n = scratch_batch(count);
+    return sizeof(float) * VL_OV_RECORD_FLOATS * (size_t)n + sizeof(uint32_t) * vl_query_arena_entries(n);
+}
+
+static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+                            vl_pair_buffer* out, void* scratch, size_t bytes) {
+    if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
+    if (count == 0) return VL_OK;
+    if (!scratch || (uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT || bytes < vl_bvh_overlap_scratch_size(bvh, count))
+        return VL_ERR_INVALID_ARGUMENT;
+    uint32_t n = scratch_batch(count);
+    float* records = scratch;
+    uint32_t* arena = (uint32_t*)(records + VL_OV_RECORD_FLOATS * (size_t)n);
+    return ov_run(bvh, shape, queries, count, out, records, arena, vl_query_arena_entries(n), n);
+}
+
+vl_status vl_bvh_overlap_boxes_scratch(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count,
+                                       vl_pair_buffer* out, void* scratch, size_t scratch_bytes) {
+    return ov_scratch(bvh, OV_BOXES, queries, count, out, scratch, scratch_bytes);
+}
+
+vl_status vl_bvh_overlap_spheres_scratch(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count,
+                                         vl_pair_buffer* out, void* scratch, size_t scratch_bytes) {
+    return ov_scratch(bvh, OV_SPHERES, queries, count, out, scratch, scratch_bytes);
+}
+
+static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query, uint32_t tag, vl_pair_buffer* out) {
+    if (!bvh || !query || !vl_pair_buffer_is_valid(out)) return VL_ERR_INVALID_ARGUMENT;
+    _Alignas(32) float rec[VL_OV_RECORD_FLOATS];
+    if (shape == OV_BOXES) {
+        if (!box_valid(query)) return VL_ERR_INVALID_QUERY;
+        box_record(rec, query);
+    } else {
+        if (!sphere_valid(query)) return VL_ERR_INVALID_QUERY;
+        sphere_record(rec, query);
+    }
+    const uint32_t start = out->count;
+    vl_ov_ctx ctx = {out, tag};
+    vl_status st = vl_query_single_run(bvh, ov_kind(bvh, shape), &ctx, rec, 0, 0);
+    if (st != VL_OK) out->count = start;
+    return st;
+}
+
+vl_status vl_bvh_overlap_box1(const vl_bvh* bvh, const vl_aabb* query, uint32_t tag, vl_pair_buffer* out) {
+    return ov_single(bvh, OV_BOXES, query, tag, out);
+}
+
+vl_status vl_bvh_overlap_sphere1(const vl_bvh* bvh, const vl_sphere* query, uint32_t tag, vl_pair_buffer* out) {
+    return ov_single(bvh, OV_SPHERES, query, tag, out);
+}

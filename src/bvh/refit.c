@@ -1,0 +1,133 @@
+/* Refit: the tree's topology kept, its triangles or boxes and every node box recomputed from the
+ * moved primitives. One pass over the binary nodes from the last to the first (children come
+ * after their parent), then one over the node4s, which copy the boxes of the binary nodes they
+ * were collapsed from. No allocation. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "bvh/primitives.h"
+
+static void union_into(vl_bvh_node* dst, const vl_bvh_node* a, const vl_bvh_node* b) {
+    for (int k = 0; k < 3; k++) {
+        dst->min[k] = a->min[k] < b->min[k] ? a->min[k] : b->min[k];
+        dst->max[k] = a->max[k] > b->max[k] ? a->max[k] : b->max[k];
+    }
+}
+
+/* Copies into lanes lane[*i..] of node4 w the boxes of the binary nodes that fill them, found by
+ * walking binary node b's subtree left to right: a lane holds either a leaf (the one starting at
+ * its slot) or an interior node that became the node4 child[lane]. */
+static void match_lanes(const vl_bvh* bvh, uint32_t b, vl_bvh_node4* w, uint32_t* lane) {
+    const vl_bvh_node* node = &bvh->nodes[b];
+    uint32_t i = *lane;
+    if (i >= 4) return;
+    int is_lane = vl_bvh_node_count(node) ? (w->count[i] && w->child[i] == node->index)
+                                          : (!w->count[i] && w->child[i] == bvh->wide_of[b]);
+    if (is_lane) {
+        for (int a = 0; a < 3; a++) w->bounds[a][i] = node->min[a], w->bounds[3 + a][i] = node->max[a];
+        (*lane)++;
+        return;
+    }
+    if (vl_bvh_node_count(node)) return; /* cannot happen in a valid tree */
+    match_lanes(bvh, node->index, w, lane);
+    match_lanes(bvh, node->index + 1, w, lane);
+}
+
+/* Every node4's lanes from the binary nodes (wide_of gives the binary node each came from). */
+static void refit_wide(vl_bvh* bvh) {
+    for (uint32_t b = 0; b < bvh->node_count; b++) {
+        uint32_t wi = bvh->wide_of[b];
+        if (wi == VL_BVH_EMPTY) continue;
+        const vl_bvh_node* node = &bvh->nodes[b];
+        uint32_t lane = 0;
+        if (vl_bvh_node_count(node)) { /* a lone leaf root */
+            match_lanes(bvh, b, &bvh->wide[wi], &lane);
+        } else {
+            match_lanes(bvh, node->index, &bvh->wide[wi], &lane);
+            match_lanes(bvh, node->index + 1, &bvh->wide[wi], &lane);
+        }
+    }
+}
+
+vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz) {
+    if (!bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < 3 * (size_t)bvh->vertex_count; i++)
+        if (!isfinite(xyz[i])) return VL_ERR_INVALID_GEOMETRY;
+
+    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    for (uint32_t ni = bvh->node_count; ni-- > 0;) {
+        vl_bvh_node* node = &bvh->nodes[ni];
+        const uint32_t count = vl_bvh_node_count(node);
+        if (!count) {
+            union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
+            continue;
+        }
+        float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+        float* rows = vl_bvh_leaf_rows(bvh, node->index);
+        for (uint32_t k = 0; k < count; k++) {
+            const uint32_t* corner = bvh->corners + 3 * ((size_t)node->index + k);
+            const float *p0 = xyz + 3 * (size_t)corner[0], *p1 = xyz + 3 * (size_t)corner[1],
+                        *p2 = xyz + 3 * (size_t)corner[2];
+            vl_bvh_tri tri;
+            vl_bvh_tri_setup(&tri, p0, p1, p2, vl_bvh_leaf_prim(rows, count, k));
+            vl_bvh_tri_put(rows, count, k, &tri);
+            for (int a = 0; a < 3; a++) {
+                float x = p0[a], y = p1[a], z = p2[a];
+                float tmn = x < y ? (x < z ? x : z) : (y < z ? y : z), tmx = x > y ? (x > z ? x : z) : (y > z ? y : z);
+                mn[a] = tmn < mn[a] ? tmn : mn[a];
+                mx[a] = tmx > mx[a] ? tmx : mx[a];
+            }
+        }
+        for (int a = 0; a < 3; a++) {
+            node->min[a] = mn[a], node->max[a] = mx[a];
+            lo[a] = mn[a] < lo[a] ? mn[a] : lo[a];
+            hi[a] = mx[a] > hi[a] ? mx[a] : hi[a];
+        }
+    }
+    /* the boxes above are the primitives' own; grow them by the margin as the build does */
+    const float pad = vl_bvh_triangle_pad(lo, hi);
+    bvh->pad = pad;
+    for (uint32_t ni = 0; ni < bvh->node_count; ni++)
+        for (int a = 0; a < 3; a++) bvh->nodes[ni].min[a] -= pad, bvh->nodes[ni].max[a] += pad;
+    refit_wide(bvh);
+#ifndef NDEBUG
+    if (vl_bvh_check(bvh) != VL_OK) __builtin_trap();
+#endif
+    return VL_OK;
+}
+
+vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes) {
+    if (!bvh || !boxes || bvh->kind != VL_BVH_BOXES) return VL_ERR_INVALID_ARGUMENT;
+    for (uint32_t i = 0; i < bvh->prim_count; i++)
+        for (int a = 0; a < 3; a++)
+            if (isnan(boxes[i].min[a]) || isnan(boxes[i].max[a]) || boxes[i].min[a] > boxes[i].max[a])
+                return VL_ERR_INVALID_BOUNDS;
+
+    for (uint32_t ni = bvh->node_count; ni-- > 0;) {
+        vl_bvh_node* node = &bvh->nodes[ni];
+        const uint32_t count = vl_bvh_node_count(node);
+        if (!count) {
+            union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
+            continue;
+        }
+        for (int a = 0; a < 3; a++) node->min[a] = INFINITY, node->max[a] = -INFINITY;
+        for (uint32_t k = 0; k < count; k++) {
+            vl_bvh_box* slot = &bvh->boxes[node->index + k];
+            const vl_aabb* src = &boxes[slot->prim];
+            for (int a = 0; a < 3; a++) {
+                slot->min[a] = src->min[a], slot->max[a] = src->max[a];
+                /* as the build: bounds at or past FLT_MAX in magnitude make the node's infinite */
+                float mn = src->min[a] <= -FLT_MAX ? -INFINITY : (src->min[a] >= FLT_MAX ? FLT_MAX : src->min[a]);
+                float mx = src->max[a] >= FLT_MAX ? INFINITY : (src->max[a] <= -FLT_MAX ? -FLT_MAX : src->max[a]);
+                node->min[a] = mn < node->min[a] ? mn : node->min[a];
+                node->max[a] = mx > node->max[a] ? mx : node->max[a];
+            }
+        }
+    }
+    refit_wide(bvh);
+#ifndef NDEBUG
+    if (vl_bvh_check(bvh) != VL_OK) __builtin_trap();
+#endif
+    return VL_OK;
+}
