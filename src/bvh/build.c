@@ -107,8 +107,14 @@ static vl_status build_end(vl_build* b, uint32_t n, vl_bvh* tree, float pad) {
     return VL_OK;
 }
 
-vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
-                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out) {
+/* The SAH pass, serial without a context. */
+static vl_status build_sah(vl_build* b, uint32_t n, const vl_context* ctx) {
+    return ctx ? vl_bvh_build_sah_parallel(b, n, ctx) : vl_bvh_build_sah(b, n);
+}
+
+static vl_status build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
+                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out,
+                                 const vl_context* ctx) {
     if (!xyz || !indices || !out || triangle_count == 0 || vertex_count == 0) return VL_ERR_INVALID_ARGUMENT;
     vl_bvh_desc d = desc ? *desc : vl_bvh_default_desc();
     vl_status st = check_desc(&d);
@@ -138,7 +144,7 @@ vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const 
         }
         put_box(&b, i, mn, mx);
     }
-    if (vl_bvh_build_sah(&b, n) != VL_OK) return build_fail(&b, n, tree);
+    if (build_sah(&b, n, ctx) != VL_OK) return build_fail(&b, n, tree);
     for (uint32_t i = 0; i < b.node_count; i++) { /* each leaf's triangles into its rows */
         const uint32_t first = b.nodes[i].index, count = vl_bvh_node_count(&b.nodes[i]);
         for (uint32_t k = 0; k < count; k++) {
@@ -163,7 +169,8 @@ vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const 
     return VL_OK;
 }
 
-vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out) {
+static vl_status build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out,
+                             const vl_context* ctx) {
     if (!boxes || !out || count == 0) return VL_ERR_INVALID_ARGUMENT;
     vl_bvh_desc d = desc ? *desc : vl_bvh_default_desc();
     vl_status st = check_desc(&d);
@@ -179,7 +186,7 @@ vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
     st = build_begin(&b, count, &d, VL_BVH_BOXES, &tree);
     if (st != VL_OK) return st;
     for (uint32_t i = 0; i < count; i++) put_box(&b, i, boxes[i].min, boxes[i].max);
-    if (vl_bvh_build_sah(&b, count) != VL_OK) return build_fail(&b, count, tree);
+    if (build_sah(&b, count, ctx) != VL_OK) return build_fail(&b, count, tree);
     for (uint32_t s = 0; s < count; s++) {
         uint32_t p = b.idx[s];
         vl_bvh_box* bx = &tree->boxes[s];
@@ -191,6 +198,28 @@ vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
     if (build_end(&b, count, tree, 0.0f) != VL_OK) return build_fail(&b, count, tree);
     *out = tree;
     return VL_OK;
+}
+
+vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
+                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out) {
+    return build_triangles(xyz, vertex_count, indices, triangle_count, desc, out, NULL);
+}
+
+vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out) {
+    return build_boxes(boxes, count, desc, out, NULL);
+}
+
+vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* xyz, uint32_t vertex_count,
+                                          const uint32_t* indices, uint32_t triangle_count, const vl_bvh_desc* desc,
+                                          vl_bvh** out) {
+    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+    return build_triangles(xyz, vertex_count, indices, triangle_count, desc, out, ctx);
+}
+
+vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc,
+                                      vl_bvh** out) {
+    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+    return build_boxes(boxes, count, desc, out, ctx);
 }
 
 void vl_bvh_destroy(vl_bvh* bvh) {
