@@ -13,8 +13,8 @@
 
 /* ---- toy job systems ------------------------------------------------------------------------ */
 
-/* Threads started per task, one per worker; each claims ranges of min_range items (a ragged
- * split: every third range is one item longer) from a shared counter. */
+/* Threads started per task, one per worker; each claims ranges of min_range items from a shared
+ * counter. */
 typedef struct toy_task {
     vl_task_fn* fn;
     void* task_ctx;
@@ -44,8 +44,7 @@ static void* toy_thread(void* arg) {
     for (;;) {
         uint32_t start = atomic_fetch_add(&t->next, t->range);
         if (start >= t->items) break;
-        uint32_t len = t->range + ((start / t->range) % 3 == 2 && t->range > 1 ? 0 : 0);
-        uint32_t end = t->items - start < len ? t->items : start + len;
+        uint32_t end = t->items - start < t->range ? t->items : start + t->range;
         t->fn(start, end, a->worker, t->task_ctx);
     }
     return NULL;
