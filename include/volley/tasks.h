@@ -66,9 +66,9 @@ typedef struct vl_task_system {
 /* A task system and the per-worker scratch of the parallel entry points. */
 typedef struct vl_context vl_context;
 
-/* Creates a context over a copy of *tasks (NULL: no task system, everything serial).
- * Errors: VL_ERR_INVALID_ARGUMENT (out NULL, worker_count 0 or past VL_MAX_WORKERS, an enqueue
- * without a finish), VL_ERR_OUT_OF_MEMORY; *out is then NULL. */
+/* Creates a context over a copy of *tasks (NULL, or a NULL enqueue: no task system, one worker,
+ * everything serial). Errors: VL_ERR_INVALID_ARGUMENT (out NULL; with an enqueue: no finish, or
+ * worker_count 0 or past VL_MAX_WORKERS), VL_ERR_OUT_OF_MEMORY; *out is then NULL. */
 VL_API vl_status vl_context_create(const vl_task_system* tasks, vl_context** out);
 
 /* Frees the context and its scratch; NULL is fine. No call may be running on it. */

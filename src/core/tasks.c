@@ -14,8 +14,6 @@ vl_status vl_context_create(const vl_task_system* tasks, vl_context** out) {
         if (!tasks->finish || tasks->worker_count == 0 || tasks->worker_count > VL_MAX_WORKERS)
             return VL_ERR_INVALID_ARGUMENT;
         t = *tasks;
-    } else if (tasks && (tasks->worker_count == 0 || tasks->worker_count > VL_MAX_WORKERS)) {
-        return VL_ERR_INVALID_ARGUMENT;
     }
     vl_context* ctx = vl_mem_calloc(sizeof *ctx);
     if (!ctx) return VL_ERR_OUT_OF_MEMORY;
