@@ -5,8 +5,10 @@
 // threads, and rtcCommitScene on a device "threads=W". Scenes: the bunny (when the data folder is
 // there) and the procedural world of bench_bvh.cpp (1.1M triangles). Wall-clock time (the work
 // runs on several threads); items_per_second is rays or triangles per second. Each case reports a
-// "min" aggregate with --benchmark_repetitions.
-//   volley_bench --benchmark_filter='par/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// "min" aggregate with --benchmark_repetitions. par/path/ estimates the 2-worker speedup from thread
+// CPU time (see BM_par_path), which a machine loaded by other work distorts much less.
+//   volley_bench --benchmark_filter='par/(build|raycast)/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   volley_bench --benchmark_filter='par/path/'
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <time.h>
 
 #include <volley/volley.h>
 
@@ -181,6 +185,88 @@ void BM_embree_par_build(benchmark::State& state, int which) {
 }
 #endif
 
+// Critical path from thread CPU time, insensitive to a loaded machine: a wrapper around the pool's
+// task system adds each range's thread CPU time to its worker; per call the path is the busiest
+// worker's time, plus the caller's own time outside ranges (its spin in finish included). Counters:
+// one_ms (the serial path's CPU time), path_ms (2 workers), ratio = one_ms / path_ms.
+double thread_cpu() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+struct PathProbe {
+    vl_task_system inner{};
+    vl_task_fn* fn = nullptr;
+    void* task_ctx = nullptr;
+    double busy[VL_MAX_WORKERS] = {};
+    double path = 0, caller_in_ranges = 0;
+};
+PathProbe g_probe;
+
+void probe_range(uint32_t start, uint32_t end, uint32_t worker, void*) {
+    double t0 = thread_cpu();
+    g_probe.fn(start, end, worker, g_probe.task_ctx);
+    g_probe.busy[worker] += thread_cpu() - t0;
+}
+
+void* probe_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void*) {
+    g_probe.fn = fn, g_probe.task_ctx = task_ctx;
+    std::fill(std::begin(g_probe.busy), std::end(g_probe.busy), 0.0);
+    return g_probe.inner.enqueue(probe_range, items, min_range, nullptr, g_probe.inner.user_ctx);
+}
+
+void probe_finish(void* handle, void*) {
+    g_probe.inner.finish(handle, g_probe.inner.user_ctx);
+    g_probe.path += *std::max_element(std::begin(g_probe.busy), std::end(g_probe.busy));
+    g_probe.caller_in_ranges += g_probe.busy[0];
+}
+
+// kind 0: raycasts (range(0) = batch), 1: the build.
+void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
+    ParScene* s = par_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    const uint32_t batch = kind == 0 ? (uint32_t)state.range(0) : 0;
+    vl_thread_pool* pool = nullptr;
+    vl_thread_pool_create(2, &pool);
+    g_probe.inner = vl_thread_pool_task_system(pool);
+    vl_task_system ts = {probe_enqueue, probe_finish, nullptr, 2};
+    vl_context *ctx = nullptr, *one = nullptr;
+    vl_context_create(&ts, &ctx);
+    vl_context_create(nullptr, &one);
+    const scene_mesh& m = s->mesh;
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    std::vector<vl_hit> hits(kParRays);
+    auto run = [&](vl_context* c) {
+        if (kind == 1) {
+            vl_bvh* bvh = nullptr;
+            vl_bvh_build_triangles_parallel(c, m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+            vl_bvh_destroy(bvh);
+            return;
+        }
+        for (uint32_t i = 0; i < kParRays; i += batch)
+            vl_bvh_raycast_parallel(c, s->bvh, rays.data() + i, std::min(batch, kParRays - i), 0, hits.data() + i);
+    };
+    run(one), run(ctx); // warm
+    double best_one = 1e30, best_path = 1e30;
+    for (auto _ : state) {
+        double t0 = thread_cpu();
+        run(one);
+        best_one = std::min(best_one, thread_cpu() - t0);
+        g_probe.path = g_probe.caller_in_ranges = 0;
+        t0 = thread_cpu();
+        run(ctx);
+        double caller = thread_cpu() - t0 - g_probe.caller_in_ranges;
+        best_path = std::min(best_path, caller + g_probe.path);
+    }
+    state.counters["one_ms"] = best_one * 1e3;
+    state.counters["path_ms"] = best_path * 1e3;
+    state.counters["ratio"] = best_one / best_path;
+    vl_context_destroy(ctx);
+    vl_context_destroy(one);
+    vl_thread_pool_destroy(pool);
+}
+
 double par_min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
 struct ParRegistrar {
@@ -205,6 +291,18 @@ struct ParRegistrar {
                     ->UseRealTime()
                     ->ComputeStatistics("min", par_min);
 #endif
+            benchmark::RegisterBenchmark(("par/path/build/" + sc).c_str(), BM_par_path, which, 0, 1)
+                ->Iterations(3)
+                ->Unit(benchmark::kMillisecond);
+            for (int r = 0; r < 2; r++)
+                benchmark::RegisterBenchmark(("par/path/raycast/" + sc + "/" + sets[r] + "/closest").c_str(),
+                                             BM_par_path, which, r, 0)
+                    ->ArgName("batch")
+                    ->Arg(4096)
+                    ->Arg(16384)
+                    ->Arg(65536)
+                    ->Iterations(3)
+                    ->Unit(benchmark::kMillisecond);
             for (int r = 0; r < 2; r++)
                 for (uint32_t flags : {0u, 1u}) {
                     std::string p = "par/raycast/" + sc + "/" + sets[r] + (flags ? "/any/" : "/closest/");
