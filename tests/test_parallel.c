@@ -277,6 +277,38 @@ static void check_no_allocation(const vl_bvh* bvh, const vl_ray* rays, uint32_t 
     free(hits);
 }
 
+/* Every allocation of a parallel build failing in turn: VL_ERR_OUT_OF_MEMORY, nothing leaked,
+ * *out untouched; then a build that succeeds matches the serial tree. */
+static void check_build_out_of_memory(const scene_mesh* m) {
+    vl_bvh* serial = NULL;
+    vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &serial);
+    int built = 0;
+    for (long budget = 0; budget < 256 && !built; budget++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(SYS_TOY, 3, &toy, &pool);
+        h.budget = budget;
+        vl_bvh* out = NULL;
+        vl_status st =
+            vl_bvh_build_triangles_parallel(ctx, m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &out);
+        h.budget = -1;
+        if (st == VL_OK) {
+            built = 1;
+            CHECK(out && serial && same_tree(serial, out), "budget %ld: the tree differs", budget);
+        } else {
+            CHECK(st == VL_ERR_OUT_OF_MEMORY && out == NULL, "budget %ld: %s", budget, vl_status_string(st));
+        }
+        vl_bvh_destroy(out);
+        vl_context_destroy(ctx);
+        test_alloc_end(&h);
+        CHECK(h.bytes == 0, "budget %ld: %zu bytes leaked", budget, h.bytes);
+    }
+    CHECK(built, "the build never succeeded");
+    vl_bvh_destroy(serial);
+}
+
 static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
     vl_context* ctx = NULL;
     vl_task_system ts = {toy_enqueue, NULL, NULL, 2};
@@ -355,6 +387,7 @@ int main(void) {
     check_build("equal boxes", NULL, boxes, nb, NULL);
     free(boxes);
 
+    check_build_out_of_memory(&world);
     check_no_allocation(bw, rays, n < 20000 ? n : 20000);
     check_bad_input(bw, rays);
     free(rays);
