@@ -153,7 +153,9 @@ VL_API vl_status vl_bvh_raycast_parallel(vl_context* ctx, const vl_bvh* bvh, con
  * at most max(count / (2 workers), 4096) primitives, whose subtrees are then built as tasks and
  * joined. The tree is identical, bit for bit, to the serial build's (the same nodes in the same
  * order, the same primitive order), for any worker count and job system. Memory: a copy of the
- * nodes (up to 64 bytes per primitive) more than the serial build while it runs. Errors as the
+ * nodes (up to 64 bytes per primitive) more than the serial build while it runs; each subtree's
+ * task allocates its bin sets through the allocator hooks on the job system's thread (the hooks
+ * must be thread-safe, as for queries on several threads; the default ones are). Errors as the
  * serial builds, and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
 VL_API vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* xyz, uint32_t vertex_count,
                                                  const uint32_t* indices, uint32_t triangle_count,
