@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include <volley/base.h>
+#include <volley/tasks.h>
 #include <volley/types.h>
 
 #ifdef __cplusplus
@@ -293,6 +294,37 @@ VL_API vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz);
  * VL_ERR_INVALID_ARGUMENT: NULL bvh or boxes, or a tree of triangles; VL_ERR_INVALID_BOUNDS: a NaN
  * bound or min > max (the tree unchanged). */
 VL_API vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes);
+
+/* ---- parallel forms (the task hook and vl_context: volley/tasks.h) ------------------------- */
+
+/* vl_bvh_raycast with the context's job system: the batch is cut into blocks of rays whose size
+ * depends on count alone (about count / 64 rays, 512 to 65536, in multiples of 256), each traced by
+ * vl_bvh_raycast_scratch in its worker's scratch. Answers are identical, every bit, for any worker
+ * count and job system (and without one); against one vl_bvh_raycast call over the whole batch,
+ * a closest hit can differ only where several primitives are hit at exactly the same t (the
+ * answer may name another of them; t is equal as a number, though on NEON a box hit from inside,
+ * t = 0, may be -0 on one path and +0 on the other), and an any hit may be another hit of the same ray (hit or miss
+ * never differs). The first call on a context grows its scratch (workers x the scratch of one
+ * block); later calls with batches no larger allocate nothing. VL_RAY_GROUP_BY_ORIGIN is accepted
+ * and changes nothing (blocks are under its 128K rays). Statuses as vl_bvh_raycast, and
+ * VL_ERR_INVALID_ARGUMENT for a NULL ctx. One call at a time per context. */
+VL_API vl_status vl_bvh_raycast_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_ray* rays, uint32_t count,
+                                         uint32_t flags, vl_hit* hits);
+
+/* vl_bvh_build_triangles / vl_bvh_build_boxes with the context's job system: the per-primitive
+ * passes run in pieces as tasks; the top levels are split on the calling thread down to ranges of
+ * at most max(count / (2 workers), 4096) primitives, whose subtrees are then built as tasks and
+ * joined. The tree is identical, bit for bit, to the serial build's (the same nodes in the same
+ * order, the same primitive order), for any worker count and job system. Memory: a copy of the
+ * nodes (up to 64 bytes per primitive) more than the serial build while it runs; each subtree's
+ * task allocates its bin sets through the allocator hooks on the job system's thread (the hooks
+ * must be thread-safe, as for queries on several threads; the default ones are). Errors as the
+ * serial builds, and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
+VL_API vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* xyz, uint32_t vertex_count,
+                                                 const uint32_t* indices, uint32_t triangle_count,
+                                                 const vl_bvh_desc* desc, vl_bvh** out);
+VL_API vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count,
+                                             const vl_bvh_desc* desc, vl_bvh** out);
 
 #ifdef __cplusplus
 }

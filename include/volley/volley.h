@@ -6,5 +6,6 @@
 #include <volley/types.h>
 #include <volley/broadphase.h>
 #include <volley/bvh.h>
+#include <volley/tasks.h>
 
 #endif

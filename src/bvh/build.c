@@ -74,7 +74,6 @@ static vl_status build_begin(vl_build* b, uint32_t n, const vl_bvh_desc* desc, v
     b->tmp = vl_mem_alloc(sizeof(uint32_t) * (size_t)n);
     b->nodes = vl_mem_alloc(sizeof(vl_bvh_node) * 2 * (size_t)n);
     if (!b->rec || !b->idx || !b->tmp || !b->nodes) return build_fail(b, n, t);
-    for (uint32_t i = 0; i < n; i++) b->idx[i] = i;
     *tree = t;
     return VL_OK;
 }
@@ -125,8 +124,129 @@ static void set_build_sah(vl_bvh* tree) {
     if (vl_bvh_get_stats(tree, &st) == VL_OK) tree->build_sah = st.sah_cost;
 }
 
-vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
-                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out) {
+/* The per-primitive passes around the SAH pass (records in, primitives out) are cut into up to
+ * VL_BUILD_PIECES pieces of at least VL_BUILD_PIECE_MIN items, run through the context's job system
+ * (in turn without one); each piece writes its own items only. */
+#define VL_BUILD_PIECES 64u
+#define VL_BUILD_PIECE_MIN 8192u
+
+typedef struct build_pass {
+    vl_build* b;
+    vl_bvh* tree;
+    const float* xyz;
+    const uint32_t* indices;
+    const vl_aabb* boxes;
+    uint32_t count, piece; /* items of the pass, items per piece */
+    float lo[VL_BUILD_PIECES][3], hi[VL_BUILD_PIECES][3]; /* per piece: bounds of its triangles */
+} build_pass;
+
+static void pass_run(const vl_context* ctx, build_pass* p, uint32_t count, vl_task_fn* fn) {
+    uint32_t piece = (count + VL_BUILD_PIECES - 1) / VL_BUILD_PIECES;
+    p->count = count;
+    p->piece = piece > VL_BUILD_PIECE_MIN ? piece : VL_BUILD_PIECE_MIN;
+    const uint32_t pieces = (uint32_t)(((uint64_t)count + p->piece - 1) / p->piece);
+    if (ctx)
+        vl_tasks_run(ctx, fn, pieces, 1, p);
+    else
+        fn(0, pieces, 0, p);
+}
+
+/* Items [*i0, *i1) of piece k. */
+static void pass_piece(const build_pass* p, uint32_t k, uint32_t* i0, uint32_t* i1) {
+    *i0 = k * p->piece;
+    *i1 = p->count - *i0 < p->piece ? p->count : *i0 + p->piece;
+}
+
+/* Triangles' records, the identity order, and each piece's bounds. */
+static void pass_triangle_records(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    const float* xyz = p->xyz;
+    const uint32_t* indices = p->indices;
+    for (uint32_t k = start; k < end; k++) {
+        float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (uint32_t i = i0; i < i1; i++) {
+            const float* v[3] = {xyz + 3 * (size_t)indices[3 * (size_t)i],
+                                 xyz + 3 * (size_t)indices[3 * (size_t)i + 1],
+                                 xyz + 3 * (size_t)indices[3 * (size_t)i + 2]};
+            float mn[3], mx[3];
+            for (int a = 0; a < 3; a++) { /* no NaN here: plain compares, which inline (fminf is a call) */
+                float x = v[0][a], y = v[1][a], z = v[2][a];
+                mn[a] = x < y ? (x < z ? x : z) : (y < z ? y : z);
+                mx[a] = x > y ? (x > z ? x : z) : (y > z ? y : z);
+                lo[a] = mn[a] < lo[a] ? mn[a] : lo[a];
+                hi[a] = mx[a] > hi[a] ? mx[a] : hi[a];
+            }
+            put_box(p->b, i, mn, mx);
+            p->b->idx[i] = i;
+        }
+        memcpy(p->lo[k], lo, sizeof lo);
+        memcpy(p->hi[k], hi, sizeof hi);
+    }
+}
+
+/* Each leaf's triangles into its rows (items: nodes). */
+static void pass_triangle_leaves(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    const vl_build* b = p->b;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (uint32_t i = i0; i < i1; i++) {
+            const uint32_t first = b->nodes[i].index, count = vl_bvh_node_count(&b->nodes[i]);
+            for (uint32_t j = 0; j < count; j++) {
+                const uint32_t prim = b->idx[first + j], *corner = p->indices + 3 * (size_t)prim;
+                vl_bvh_tri tri;
+                vl_bvh_tri_setup(&tri, p->xyz + 3 * (size_t)corner[0], p->xyz + 3 * (size_t)corner[1],
+                                 p->xyz + 3 * (size_t)corner[2], prim);
+                vl_bvh_tri_put(vl_bvh_leaf_rows(p->tree, first), count, j, &tri);
+            }
+        }
+    }
+}
+
+static void pass_box_records(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (uint32_t i = i0; i < i1; i++) {
+            put_box(p->b, i, p->boxes[i].min, p->boxes[i].max);
+            p->b->idx[i] = i;
+        }
+    }
+}
+
+/* The boxes in leaf order (items: slots). */
+static void pass_box_leaves(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (uint32_t s = i0; s < i1; s++) {
+            uint32_t prim = p->b->idx[s];
+            vl_bvh_box* bx = &p->tree->boxes[s];
+            memcpy(bx->min, p->boxes[prim].min, sizeof bx->min);
+            memcpy(bx->max, p->boxes[prim].max, sizeof bx->max);
+            bx->prim = prim;
+            bx->pad = 0;
+        }
+    }
+}
+
+/* The SAH pass, serial without a context. */
+static vl_status build_sah(vl_build* b, uint32_t n, const vl_context* ctx) {
+    return ctx ? vl_bvh_build_sah_parallel(b, n, ctx) : vl_bvh_build_sah(b, n);
+}
+
+static vl_status build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
+                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out,
+                                 const vl_context* ctx) {
     if (!xyz || !indices || !out || triangle_count == 0 || vertex_count == 0) return VL_ERR_INVALID_ARGUMENT;
     vl_bvh_desc d = desc ? *desc : vl_bvh_default_desc();
     vl_status st = check_desc(&d);
@@ -142,44 +262,30 @@ vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const 
     vl_bvh* tree;
     st = build_begin(&b, n, &d, VL_BVH_TRIANGLES, &tree);
     if (st != VL_OK) return st;
+    build_pass p;
+    p.b = &b, p.tree = tree, p.xyz = xyz, p.indices = indices, p.boxes = NULL;
+    pass_run(ctx, &p, n, pass_triangle_records);
     float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-    for (uint32_t i = 0; i < n; i++) {
-        const float* v[3] = {xyz + 3 * (size_t)indices[3 * (size_t)i], xyz + 3 * (size_t)indices[3 * (size_t)i + 1],
-                             xyz + 3 * (size_t)indices[3 * (size_t)i + 2]};
-        float mn[3], mx[3];
-        for (int a = 0; a < 3; a++) { /* no NaN here: plain compares, which inline (fminf is a call) */
-            float x = v[0][a], y = v[1][a], z = v[2][a];
-            mn[a] = x < y ? (x < z ? x : z) : (y < z ? y : z);
-            mx[a] = x > y ? (x > z ? x : z) : (y > z ? y : z);
-            lo[a] = mn[a] < lo[a] ? mn[a] : lo[a];
-            hi[a] = mx[a] > hi[a] ? mx[a] : hi[a];
+    for (uint32_t k = 0; k * p.piece < n; k++)
+        for (int a = 0; a < 3; a++) {
+            lo[a] = p.lo[k][a] < lo[a] ? p.lo[k][a] : lo[a];
+            hi[a] = p.hi[k][a] > hi[a] ? p.hi[k][a] : hi[a];
         }
-        put_box(&b, i, mn, mx);
-    }
-    if (vl_bvh_build_sah(&b, n) != VL_OK) return build_fail(&b, n, tree);
-    tree->corners = vl_mem_alloc(sizeof(uint32_t) * 3 * (size_t)n);
+    if (build_sah(&b, n, ctx) != VL_OK) return build_fail(&b, n, tree);
+    tree->corners = vl_mem_alloc(sizeof(uint32_t) * 3 * (size_t)n); /* the slots' vertex indices, for refit */
     if (!tree->corners) return build_fail(&b, n, tree);
     tree->vertex_count = vertex_count;
     for (uint32_t s = 0; s < n; s++) memcpy(tree->corners + 3 * (size_t)s, indices + 3 * (size_t)b.idx[s], 12);
-    for (uint32_t i = 0; i < b.node_count; i++) { /* each leaf's triangles into its rows */
-        const uint32_t first = b.nodes[i].index, count = vl_bvh_node_count(&b.nodes[i]);
-        for (uint32_t k = 0; k < count; k++) {
-            const uint32_t p = b.idx[first + k], *corner = indices + 3 * (size_t)p;
-            vl_bvh_tri tri;
-            vl_bvh_tri_setup(&tri, xyz + 3 * (size_t)corner[0], xyz + 3 * (size_t)corner[1],
-                             xyz + 3 * (size_t)corner[2], p);
-            vl_bvh_tri_put(vl_bvh_leaf_rows(tree, first), count, k, &tri);
-        }
-    }
+    pass_run(ctx, &p, b.node_count, pass_triangle_leaves);
     memset(tree->tris + vl_bvh_tri_floats(n) - VL_BVH_TRI_PAD, 0, sizeof(float) * VL_BVH_TRI_PAD);
-    float pad = vl_bvh_triangle_pad(lo, hi);
-    if (build_end(&b, n, tree, pad) != VL_OK) return build_fail(&b, n, tree);
+    if (build_end(&b, n, tree, vl_bvh_triangle_pad(lo, hi)) != VL_OK) return build_fail(&b, n, tree);
     set_build_sah(tree);
     *out = tree;
     return VL_OK;
 }
 
-vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out) {
+static vl_status build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out,
+                             const vl_context* ctx) {
     if (!boxes || !out || count == 0) return VL_ERR_INVALID_ARGUMENT;
     vl_bvh_desc d = desc ? *desc : vl_bvh_default_desc();
     vl_status st = check_desc(&d);
@@ -194,20 +300,37 @@ vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
     vl_bvh* tree;
     st = build_begin(&b, count, &d, VL_BVH_BOXES, &tree);
     if (st != VL_OK) return st;
-    for (uint32_t i = 0; i < count; i++) put_box(&b, i, boxes[i].min, boxes[i].max);
-    if (vl_bvh_build_sah(&b, count) != VL_OK) return build_fail(&b, count, tree);
-    for (uint32_t s = 0; s < count; s++) {
-        uint32_t p = b.idx[s];
-        vl_bvh_box* bx = &tree->boxes[s];
-        memcpy(bx->min, boxes[p].min, sizeof bx->min);
-        memcpy(bx->max, boxes[p].max, sizeof bx->max);
-        bx->prim = p;
-        bx->pad = 0;
-    }
+    build_pass p;
+    p.b = &b, p.tree = tree, p.xyz = NULL, p.indices = NULL, p.boxes = boxes;
+    pass_run(ctx, &p, count, pass_box_records);
+    if (build_sah(&b, count, ctx) != VL_OK) return build_fail(&b, count, tree);
+    pass_run(ctx, &p, count, pass_box_leaves);
     if (build_end(&b, count, tree, 0.0f) != VL_OK) return build_fail(&b, count, tree);
     set_build_sah(tree);
     *out = tree;
     return VL_OK;
+}
+
+vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
+                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out) {
+    return build_triangles(xyz, vertex_count, indices, triangle_count, desc, out, NULL);
+}
+
+vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out) {
+    return build_boxes(boxes, count, desc, out, NULL);
+}
+
+vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* xyz, uint32_t vertex_count,
+                                          const uint32_t* indices, uint32_t triangle_count, const vl_bvh_desc* desc,
+                                          vl_bvh** out) {
+    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+    return build_triangles(xyz, vertex_count, indices, triangle_count, desc, out, ctx);
+}
+
+vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc,
+                                      vl_bvh** out) {
+    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+    return build_boxes(boxes, count, desc, out, ctx);
 }
 
 void vl_bvh_destroy(vl_bvh* bvh) {

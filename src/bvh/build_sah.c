@@ -4,6 +4,7 @@
  * clipped to its own box (measured: SAH within 0.3% of exact bounds, which cost a pass). */
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "bvh/build_sah.h"
@@ -268,7 +269,7 @@ static uint32_t partition(vl_build* b, const vl_range* t, const vl_split* s, vl_
     }
     /* locals: the bin stores may alias anything reached through b or t */
     const float* recs = b->rec;
-    uint32_t *idx = b->idx, *tmp = b->tmp;
+    uint32_t *idx = b->idx, *tmp = b->tmp + t->begin; /* the range's own part: subtrees may run at once */
     const uint32_t end = t->end, axis = (uint32_t)s->axis;
     if (end - t->begin < VL_BVH_SPARE_BINS_FROM) spare = bins;
     if (spare != bins)
@@ -368,27 +369,41 @@ static uint32_t split_range(vl_build* b, vl_range* t, const vl_bin_sets* sets, u
     return mid;
 }
 
-vl_status vl_bvh_build_sah(vl_build* b, uint32_t n) {
-    /* a range holds at least one primitive and the stack at most one pending sibling per level */
-    vl_range stack[VL_BVH_MAX_DEPTH + 4];
-    vl_bin_sets sets;
-    sets.slots = n < VL_BVH_MAX_DEPTH + 4 ? n + 1 : VL_BVH_MAX_DEPTH + 4;
-    sets.stride = 3 * b->bins;
-    sets.bins = vl_mem_alloc(sizeof(vl_f8) * sets.stride * (sets.slots + 2));
-    if (!sets.bins) return VL_ERR_OUT_OF_MEMORY;
-    uint32_t top = 0;
-    b->node_count = 1;
-    b->depth = 0;
-    vl_range root = {.node = 0, .begin = 0, .end = n, .depth = 1};
-    range_bounds(b, &root);
-    stack[top++] = root;
+/* Bin sets for a stack of VL_BVH_MAX_DEPTH + 4 ranges (fewer for n primitives), and the spare pair. */
+static vl_status sets_alloc(vl_bin_sets* sets, const vl_build* b, uint32_t n) {
+    sets->slots = n < VL_BVH_MAX_DEPTH + 4 ? n + 1 : VL_BVH_MAX_DEPTH + 4;
+    sets->stride = 3 * b->bins;
+    sets->bins = vl_mem_alloc(sizeof(vl_f8) * sets->stride * (sets->slots + 2));
+    return sets->bins ? VL_OK : VL_ERR_OUT_OF_MEMORY;
+}
+
+static void sets_free(vl_bin_sets* sets) {
+    vl_mem_free(sets->bins, sizeof(vl_f8) * sets->stride * (sets->slots + 2));
+}
+
+/* Writes a range's box into its node. */
+static void node_box(vl_bvh_node* node, const vl_range* t) {
+    float lo[4], neg_hi[4];
+    vl_f4_storeu(lo, vl_f8_low(t->box));
+    vl_f4_storeu(neg_hi, vl_f8_high(t->box));
+    for (int a = 0; a < 3; a++) node->min[a] = lo[a], node->max[a] = -neg_hi[a];
+}
+
+/* The depth-first loop of the build from the ranges on stack[0, top) (their bin sets, when binned,
+ * in the same slots of sets): the last range first, the left child of a split before the right
+ * one, children numbered from b->node_count in pairs as their parent splits. stop (may be NULL)
+ * is asked about each range of more than one primitive as it comes off the stack: when it says
+ * so, the range is left to the caller (its node gets nothing) and the loop goes on. */
+typedef int vl_stop_fn(void* user, const vl_range* t, const vl_f8* bins);
+
+static void build_loop(vl_build* b, vl_range* stack, uint32_t top, const vl_bin_sets* sets, vl_stop_fn* stop,
+                       void* user) {
     while (top) {
         const vl_range* next = &stack[--top];
+        if (next->end - next->begin > 1 && stop && stop(user, next, sets->bins + (size_t)top * sets->stride))
+            continue;
         vl_bvh_node* node = &b->nodes[next->node];
-        float lo[4], neg_hi[4];
-        vl_f4_storeu(lo, vl_f8_low(next->box));
-        vl_f4_storeu(neg_hi, vl_f8_high(next->box));
-        for (int a = 0; a < 3; a++) node->min[a] = lo[a], node->max[a] = -neg_hi[a];
+        node_box(node, next);
         if (next->depth > b->depth) b->depth = next->depth;
         if (next->end - next->begin == 1) { /* half the nodes: no copy of the range */
             node->index = next->begin;
@@ -400,7 +415,7 @@ vl_status vl_bvh_build_sah(vl_build* b, uint32_t n) {
         /* the children go straight to their stack slots: right where t was, left above it */
         vl_range *right = &stack[top], *left = &stack[top + 1];
         int axis;
-        uint32_t mid = split_range(b, &t, &sets, top, left, right, &axis);
+        uint32_t mid = split_range(b, &t, sets, top, left, right, &axis);
         if (mid == t.begin) { /* leaf */
             node->index = t.begin;
             node->meta = (t.end - t.begin) << 2;
@@ -414,6 +429,182 @@ vl_status vl_bvh_build_sah(vl_build* b, uint32_t n) {
         right->node = first + 1, right->depth = t.depth + 1;
         top += 2;
     }
-    vl_mem_free(sets.bins, sizeof(vl_f8) * sets.stride * (sets.slots + 2));
+}
+
+vl_status vl_bvh_build_sah(vl_build* b, uint32_t n) {
+    /* a range holds at least one primitive and the stack at most one pending sibling per level */
+    vl_range stack[VL_BVH_MAX_DEPTH + 4];
+    vl_bin_sets sets;
+    if (sets_alloc(&sets, b, n) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
+    b->node_count = 1;
+    b->depth = 0;
+    vl_range root = {.node = 0, .begin = 0, .end = n, .depth = 1};
+    range_bounds(b, &root);
+    stack[0] = root;
+    build_loop(b, stack, 1, &sets, NULL, NULL);
+    sets_free(&sets);
     return VL_OK;
+}
+
+/* ---- the parallel build -------------------------------------------------------------------- */
+
+/* A range left to a task: the range as it came off the stack, its bin sets when binned, and the
+ * subtree built from it (nodes numbered from 0, its root, in b->nodes + 2 * begin). */
+typedef struct vl_subtree {
+    vl_range range;
+    vl_f8* bins; /* 3 * bins bin sets, or NULL when the range is not binned */
+    uint32_t node_count, depth;
+    vl_status status;
+} vl_subtree;
+
+typedef struct vl_split_plan {
+    vl_subtree* subs;
+    uint32_t count, capacity;
+    uint32_t cutoff; /* ranges of at most this many primitives go to tasks */
+    uint32_t stride;
+    vl_f8* bins;     /* capacity bin sets */
+    vl_build* b;
+    const vl_build* top; /* the top levels' build: its node array holds capacity nodes */
+    atomic_uchar* done;
+} vl_split_plan;
+
+static int take_range(void* user, const vl_range* t, const vl_f8* bins) {
+    vl_split_plan* p = user;
+    /* every top node may be a subtree's root, so that subs never run out before the top nodes do;
+     * once those are nearly all used every range goes to a task */
+    if (t->end - t->begin > p->cutoff && p->top->node_count + 2 <= p->capacity) return 0;
+    vl_subtree* s = &p->subs[p->count];
+    s->range = *t;
+    s->bins = NULL;
+    if (t->binned) {
+        s->bins = p->bins + (size_t)p->count * p->stride;
+        memcpy(s->bins, bins, sizeof(vl_f8) * p->stride);
+    }
+    s->node_count = 0, s->depth = 0;
+    s->status = VL_OK;
+    p->count++;
+    return 1;
+}
+
+/* Builds subtrees [start, end) of the plan. */
+static void build_subtrees(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    vl_split_plan* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        if (atomic_exchange_explicit(&p->done[k], 1, memory_order_relaxed)) continue; /* ran already */
+        vl_subtree* s = &p->subs[k];
+        vl_build sub = *p->b;
+        sub.nodes = p->b->nodes + 2 * (size_t)s->range.begin;
+        sub.node_count = 1;
+        sub.depth = 0;
+        vl_bin_sets sets;
+        if (sets_alloc(&sets, &sub, s->range.end - s->range.begin) != VL_OK) {
+            s->status = VL_ERR_OUT_OF_MEMORY;
+            continue;
+        }
+        vl_range stack[VL_BVH_MAX_DEPTH + 4];
+        stack[0] = s->range;
+        stack[0].node = 0;
+        if (s->bins) memcpy(sets.bins, s->bins, sizeof(vl_f8) * sets.stride);
+        build_loop(&sub, stack, 1, &sets, NULL, NULL);
+        sets_free(&sets);
+        s->node_count = sub.node_count, s->depth = sub.depth;
+    }
+}
+
+/* Copies the top nodes and the subtrees into b->nodes in the order of the serial build: a replay
+ * of its depth-first loop that numbers each subtree's nodes from where that loop would have. */
+static vl_status assemble(vl_build* b, const vl_bvh_node* top_nodes, const int32_t* sub_of, const vl_split_plan* p,
+                          uint32_t total) {
+    vl_bvh_node* out = vl_mem_alloc(sizeof(vl_bvh_node) * (size_t)total);
+    if (!out) return VL_ERR_OUT_OF_MEMORY;
+    uint32_t stack[2 * (VL_BVH_MAX_DEPTH + 4)][2]; /* (top node, final index) */
+    uint32_t top = 0, counter = 1;
+    stack[top][0] = 0, stack[top][1] = 0, top++;
+    while (top) {
+        top--;
+        const uint32_t at = stack[top][0], to = stack[top][1];
+        if (sub_of[at] >= 0) {
+            const vl_subtree* s = &p->subs[sub_of[at]];
+            const vl_bvh_node* local = b->nodes + 2 * (size_t)s->range.begin;
+            const uint32_t base = counter - 1; /* local node k > 0 goes to base + k */
+            for (uint32_t k = 0; k < s->node_count; k++) {
+                vl_bvh_node node = local[k];
+                if (vl_bvh_node_count(&node) == 0) node.index += base;
+                out[k ? base + k : to] = node;
+            }
+            counter += s->node_count - 1;
+            continue;
+        }
+        vl_bvh_node node = top_nodes[at];
+        if (vl_bvh_node_count(&node) == 0) {
+            const uint32_t first = counter;
+            counter += 2;
+            stack[top][0] = node.index + 1, stack[top][1] = first + 1, top++; /* right, popped second */
+            stack[top][0] = node.index, stack[top][1] = first, top++;
+            node.index = first;
+        }
+        out[to] = node;
+    }
+    memcpy(b->nodes, out, sizeof(vl_bvh_node) * (size_t)total);
+    vl_mem_free(out, sizeof(vl_bvh_node) * (size_t)total);
+    return VL_OK;
+}
+
+vl_status vl_bvh_build_sah_parallel(vl_build* b, uint32_t n, const vl_context* ctx) {
+    const uint32_t workers = ctx->tasks.worker_count;
+    uint32_t cutoff = n / (2 * workers);
+    if (cutoff < VL_BVH_PARALLEL_MIN_PRIMS) cutoff = VL_BVH_PARALLEL_MIN_PRIMS;
+    if (!ctx->tasks.enqueue || n <= cutoff) return vl_bvh_build_sah(b, n);
+    /* the top levels as the serial build makes them, into a small node array of their own; each
+     * range of at most cutoff primitives is left to a task */
+    vl_split_plan p;
+    memset(&p, 0, sizeof p);
+    p.b = b;
+    p.cutoff = cutoff;
+    p.capacity = 16 * workers + 64; /* top nodes; unbalanced splits may need many */
+    p.stride = 3 * b->bins;
+    const uint32_t top_cap = p.capacity;
+    vl_bin_sets sets;
+    if (sets_alloc(&sets, b, n) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
+    p.subs = vl_mem_alloc(sizeof(vl_subtree) * p.capacity);
+    p.bins = vl_mem_alloc(sizeof(vl_f8) * p.stride * p.capacity);
+    p.done = vl_mem_calloc(sizeof(atomic_uchar) * p.capacity);
+    vl_bvh_node* top_nodes = vl_mem_alloc(sizeof(vl_bvh_node) * top_cap);
+    int32_t* sub_of = vl_mem_alloc(sizeof(int32_t) * top_cap);
+    vl_status st = VL_ERR_OUT_OF_MEMORY;
+    if (p.subs && p.bins && p.done && top_nodes && sub_of) {
+        vl_build top = *b;
+        top.nodes = top_nodes;
+        top.node_count = 1;
+        top.depth = 0;
+        p.top = &top;
+        vl_range stack[VL_BVH_MAX_DEPTH + 4];
+        vl_range root = {.node = 0, .begin = 0, .end = n, .depth = 1};
+        range_bounds(b, &root);
+        stack[0] = root;
+        build_loop(&top, stack, 1, &sets, take_range, &p);
+        /* which top nodes are subtree roots (their node got nothing from the loop) */
+        for (uint32_t i = 0; i < top.node_count; i++) sub_of[i] = -1;
+        for (uint32_t k = 0; k < p.count; k++) sub_of[p.subs[k].range.node] = (int32_t)k;
+        for (uint32_t k = 0; k < p.count; k++) atomic_init(&p.done[k], 0);
+        vl_tasks_run(ctx, build_subtrees, p.count, 1, &p);
+        st = VL_OK;
+        uint32_t total = top.node_count, depth = top.depth;
+        for (uint32_t k = 0; k < p.count; k++) {
+            if (p.subs[k].status != VL_OK) st = p.subs[k].status;
+            total += p.subs[k].node_count - 1;
+            if (p.subs[k].depth > depth) depth = p.subs[k].depth;
+        }
+        if (st == VL_OK) st = assemble(b, top_nodes, sub_of, &p, total);
+        b->node_count = total;
+        b->depth = depth;
+    }
+    sets_free(&sets);
+    vl_mem_free(p.subs, sizeof(vl_subtree) * p.capacity);
+    vl_mem_free(p.bins, sizeof(vl_f8) * p.stride * p.capacity);
+    vl_mem_free(p.done, sizeof(atomic_uchar) * p.capacity);
+    vl_mem_free(top_nodes, sizeof(vl_bvh_node) * top_cap);
+    vl_mem_free(sub_of, sizeof(int32_t) * top_cap);
+    return st;
 }

@@ -3,6 +3,7 @@
 #define VL_BVH_BUILD_SAH_H
 
 #include "bvh/bvh_internal.h"
+#include "core/tasks.h"
 
 /* Most SAH bins per axis (vl_bvh_desc.sah_bins). */
 #define VL_BVH_MAX_BINS 64u
@@ -24,5 +25,14 @@ typedef struct vl_build {
 /* Builds the binary tree over b->idx[0, n) (n >= 1): nodes, node_count, depth, idx in leaf order.
  * VL_ERR_OUT_OF_MEMORY when its bins cannot be allocated. */
 vl_status vl_bvh_build_sah(vl_build* b, uint32_t n);
+
+/* The parallel build makes no subtree of fewer primitives. */
+#define VL_BVH_PARALLEL_MIN_PRIMS 4096u
+
+/* vl_bvh_build_sah with the context's job system: the same tree. The top levels are split on the
+ * calling thread down to ranges of at most max(n / (2 workers), VL_BVH_PARALLEL_MIN_PRIMS)
+ * primitives, whose subtrees are built as tasks (nodes in b->nodes + 2 * begin) and then copied
+ * into the serial build's order. VL_ERR_OUT_OF_MEMORY as vl_bvh_build_sah. */
+vl_status vl_bvh_build_sah_parallel(vl_build* b, uint32_t n, const vl_context* ctx);
 
 #endif

@@ -1,0 +1,334 @@
+// Parallel forms against one worker: vl_bvh_raycast_parallel on 1M rays submitted in batches (as a
+// game submits them) and vl_bvh_build_triangles_parallel, through the default pool (vl_thread_pool)
+// of W workers; W = 1 is a context without a job system (the serial path). Beside them, Embree 3's
+// own scaling when CMake found it: rtcIntersect1M / rtcOccluded1M on the same batches from W
+// threads, and rtcCommitScene on a device "threads=W". Scenes: the bunny (when the data folder is
+// there) and the procedural world of bench_bvh.cpp (1.1M triangles). Wall-clock time (the work
+// runs on several threads); items_per_second is rays or triangles per second. Each case reports a
+// "min" aggregate with --benchmark_repetitions. par/path/ estimates the 2-worker speedup from thread
+// CPU time (see BM_par_path), which a machine loaded by other work distorts much less.
+//   volley_bench --benchmark_filter='par/(build|raycast)/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   volley_bench --benchmark_filter='par/path/'
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <time.h>
+
+#include <volley/volley.h>
+
+#include "../tests/scenes.h"
+
+#ifdef VOLLEY_BENCH_EMBREE
+#include <embree3/rtcore.h>
+#endif
+
+namespace {
+
+constexpr uint32_t kParRays = 1u << 20;
+
+struct ParScene {
+    scene_mesh mesh{};
+    vl_bvh* bvh = nullptr;
+    std::vector<vl_ray> rays[2]; // random, line of sight
+#ifdef VOLLEY_BENCH_EMBREE
+    RTCDevice device = nullptr;
+    RTCScene scene = nullptr;
+#endif
+};
+
+#ifdef VOLLEY_BENCH_EMBREE
+RTCScene par_embree_build(RTCDevice device, const scene_mesh& m) {
+    RTCScene scene = rtcNewScene(device);
+    RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+    auto* v = (float*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
+                                              m.vertex_count);
+    std::copy(m.xyz, m.xyz + 3 * (size_t)m.vertex_count, v);
+    auto* t = (unsigned*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                 3 * sizeof(unsigned), m.triangle_count);
+    std::copy(m.indices, m.indices + 3 * (size_t)m.triangle_count, t);
+    rtcCommitGeometry(geom);
+    rtcAttachGeometry(scene, geom);
+    rtcReleaseGeometry(geom);
+    rtcCommitScene(scene);
+    return scene;
+}
+#endif
+
+ParScene* par_scene(int which) {
+    static ParScene* scenes[2] = {nullptr, nullptr};
+    if (scenes[which]) return scenes[which];
+    auto* s = new ParScene;
+    scene_mesh& m = s->mesh;
+    if (which == 0) {
+        if (!scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &m)) return nullptr;
+        scene_agents_in_bounds(&m, 4096, 7);
+    } else if (!scene_world(640, 3000, 4096, 42, &m)) {
+        return nullptr;
+    }
+    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
+        return nullptr;
+    s->rays[0].resize(kParRays);
+    s->rays[1].resize(kParRays);
+    scene_rays_random(&m, kParRays, 1001, s->rays[0].data());
+    scene_rays_los(&m, kParRays, 1003, s->rays[1].data());
+#ifdef VOLLEY_BENCH_EMBREE
+    s->device = rtcNewDevice("threads=1");
+    s->scene = par_embree_build(s->device, m);
+#endif
+    scenes[which] = s;
+    return s;
+}
+
+// A context with W workers of the default pool (none for W = 1).
+struct ParContext {
+    vl_thread_pool* pool = nullptr;
+    vl_context* ctx = nullptr;
+    explicit ParContext(uint32_t workers) {
+        vl_task_system ts = {nullptr, nullptr, nullptr, 1};
+        if (workers > 1 && vl_thread_pool_create(workers, &pool) == VL_OK) ts = vl_thread_pool_task_system(pool);
+        vl_context_create(&ts, &ctx);
+    }
+    ~ParContext() {
+        vl_context_destroy(ctx);
+        vl_thread_pool_destroy(pool);
+    }
+};
+
+void BM_par_raycast(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    ParScene* s = par_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    const uint32_t batch = (uint32_t)state.range(0), workers = (uint32_t)state.range(1);
+    ParContext pc(workers);
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    std::vector<vl_hit> hits(kParRays);
+    for (uint32_t i = 0; i < kParRays; i += batch) // warm: the scratch grows once
+        vl_bvh_raycast_parallel(pc.ctx, s->bvh, rays.data() + i, std::min(batch, kParRays - i), flags,
+                                hits.data() + i);
+    for (auto _ : state)
+        for (uint32_t i = 0; i < kParRays; i += batch)
+            vl_bvh_raycast_parallel(pc.ctx, s->bvh, rays.data() + i, std::min(batch, kParRays - i), flags,
+                                    hits.data() + i);
+    state.SetItemsProcessed((int64_t)state.iterations() * kParRays);
+}
+
+void BM_par_build(benchmark::State& state, int which) {
+    ParScene* s = par_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    ParContext pc((uint32_t)state.range(0));
+    const scene_mesh& m = s->mesh;
+    for (auto _ : state) {
+        vl_bvh* bvh = nullptr;
+        vl_bvh_build_triangles_parallel(pc.ctx, m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+        vl_bvh_destroy(bvh);
+    }
+    state.SetItemsProcessed((int64_t)state.iterations() * m.triangle_count);
+}
+
+#ifdef VOLLEY_BENCH_EMBREE
+// The same batches through rtcIntersect1M / rtcOccluded1M, the 1M rays cut into W contiguous
+// parts, one thread each (the calling thread takes the first).
+void embree_part(RTCScene scene, const vl_ray* rays, uint32_t count, uint32_t batch, uint32_t flags) {
+    RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    std::vector<RTCRayHit> rh(batch);
+    for (uint32_t base = 0; base < count; base += batch) {
+        uint32_t n = std::min(batch, count - base);
+        for (uint32_t i = 0; i < n; i++) {
+            const vl_ray& r = rays[base + i];
+            RTCRay& e = rh[i].ray;
+            e.org_x = r.origin[0], e.org_y = r.origin[1], e.org_z = r.origin[2], e.tnear = r.tmin;
+            e.dir_x = r.dir[0], e.dir_y = r.dir[1], e.dir_z = r.dir[2], e.tfar = r.tmax;
+            e.time = 0, e.mask = 0xFFFFFFFFu, e.id = 0, e.flags = 0;
+            rh[i].hit.geomID = RTC_INVALID_GEOMETRY_ID;
+        }
+        if (flags & VL_RAY_ANY)
+            rtcOccluded1M(scene, &ctx, &rh[0].ray, n, sizeof(RTCRayHit));
+        else
+            rtcIntersect1M(scene, &ctx, rh.data(), n, sizeof(RTCRayHit));
+    }
+}
+
+void BM_embree_par_raycast(benchmark::State& state, int which, int rayset, uint32_t flags) {
+    ParScene* s = par_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    const uint32_t batch = (uint32_t)state.range(0), workers = (uint32_t)state.range(1);
+    const vl_ray* rays = s->rays[rayset].data();
+    for (auto _ : state) {
+        std::vector<std::thread> threads;
+        const uint32_t per = (kParRays + workers - 1) / workers;
+        for (uint32_t w = 1; w < workers; w++)
+            threads.emplace_back(embree_part, s->scene, rays + w * per, std::min(per, kParRays - w * per), batch,
+                                 flags);
+        embree_part(s->scene, rays, std::min(per, kParRays), batch, flags);
+        for (auto& t : threads) t.join();
+    }
+    state.SetItemsProcessed((int64_t)state.iterations() * kParRays);
+}
+
+void BM_embree_par_build(benchmark::State& state, int which) {
+    ParScene* s = par_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    std::string config = "threads=" + std::to_string(state.range(0));
+    RTCDevice device = rtcNewDevice(config.c_str());
+    for (auto _ : state) {
+        RTCScene scene = par_embree_build(device, s->mesh);
+        rtcReleaseScene(scene);
+    }
+    rtcReleaseDevice(device);
+    state.SetItemsProcessed((int64_t)state.iterations() * s->mesh.triangle_count);
+}
+#endif
+
+// Critical path from thread CPU time, insensitive to a loaded machine: a wrapper around the pool's
+// task system adds each range's thread CPU time to its worker; per call the path is the busiest
+// worker's time, plus the caller's own time outside ranges (its spin in finish included). Counters:
+// one_ms (the serial path's CPU time), path_ms (2 workers), ratio = one_ms / path_ms.
+double thread_cpu() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+struct PathProbe {
+    vl_task_system inner{};
+    vl_task_fn* fn = nullptr;
+    void* task_ctx = nullptr;
+    double busy[VL_MAX_WORKERS] = {};
+    double path = 0, caller_in_ranges = 0;
+};
+PathProbe g_probe;
+
+void probe_range(uint32_t start, uint32_t end, uint32_t worker, void*) {
+    double t0 = thread_cpu();
+    g_probe.fn(start, end, worker, g_probe.task_ctx);
+    g_probe.busy[worker] += thread_cpu() - t0;
+}
+
+void* probe_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void*) {
+    g_probe.fn = fn, g_probe.task_ctx = task_ctx;
+    std::fill(std::begin(g_probe.busy), std::end(g_probe.busy), 0.0);
+    return g_probe.inner.enqueue(probe_range, items, min_range, nullptr, g_probe.inner.user_ctx);
+}
+
+void probe_finish(void* handle, void*) {
+    g_probe.inner.finish(handle, g_probe.inner.user_ctx);
+    g_probe.path += *std::max_element(std::begin(g_probe.busy), std::end(g_probe.busy));
+    g_probe.caller_in_ranges += g_probe.busy[0];
+}
+
+// kind 0: raycasts (range(0) = batch), 1: the build.
+void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
+    ParScene* s = par_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    const uint32_t batch = kind == 0 ? (uint32_t)state.range(0) : 0;
+    vl_thread_pool* pool = nullptr;
+    vl_thread_pool_create(2, &pool);
+    g_probe.inner = vl_thread_pool_task_system(pool);
+    vl_task_system ts = {probe_enqueue, probe_finish, nullptr, 2};
+    vl_context *ctx = nullptr, *one = nullptr;
+    vl_context_create(&ts, &ctx);
+    vl_context_create(nullptr, &one);
+    const scene_mesh& m = s->mesh;
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    std::vector<vl_hit> hits(kParRays);
+    auto run = [&](vl_context* c) {
+        if (kind == 1) {
+            vl_bvh* bvh = nullptr;
+            vl_bvh_build_triangles_parallel(c, m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+            vl_bvh_destroy(bvh);
+            return;
+        }
+        for (uint32_t i = 0; i < kParRays; i += batch)
+            vl_bvh_raycast_parallel(c, s->bvh, rays.data() + i, std::min(batch, kParRays - i), 0, hits.data() + i);
+    };
+    run(one), run(ctx); // warm
+    double best_one = 1e30, best_path = 1e30;
+    for (auto _ : state) {
+        double t0 = thread_cpu();
+        run(one);
+        best_one = std::min(best_one, thread_cpu() - t0);
+        g_probe.path = g_probe.caller_in_ranges = 0;
+        t0 = thread_cpu();
+        run(ctx);
+        double caller = thread_cpu() - t0 - g_probe.caller_in_ranges;
+        best_path = std::min(best_path, caller + g_probe.path);
+    }
+    state.counters["one_ms"] = best_one * 1e3;
+    state.counters["path_ms"] = best_path * 1e3;
+    state.counters["ratio"] = best_one / best_path;
+    vl_context_destroy(ctx);
+    vl_context_destroy(one);
+    vl_thread_pool_destroy(pool);
+}
+
+double par_min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+struct ParRegistrar {
+    ParRegistrar() {
+        const char* scenes[2] = {"bunny", "world"};
+        const char* sets[2] = {"random", "los"};
+        for (int which = 0; which < 2; which++) {
+            std::string sc = scenes[which];
+            for (int w : {1, 2})
+                benchmark::RegisterBenchmark(("par/build/" + sc + "/volley").c_str(), BM_par_build, which)
+                    ->Arg(w)
+                    ->ArgName("workers")
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime()
+                    ->ComputeStatistics("min", par_min);
+#ifdef VOLLEY_BENCH_EMBREE
+            for (int w : {1, 2})
+                benchmark::RegisterBenchmark(("par/build/" + sc + "/embree").c_str(), BM_embree_par_build, which)
+                    ->Arg(w)
+                    ->ArgName("workers")
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime()
+                    ->ComputeStatistics("min", par_min);
+#endif
+            benchmark::RegisterBenchmark(("par/path/build/" + sc).c_str(), BM_par_path, which, 0, 1)
+                ->Iterations(3)
+                ->Unit(benchmark::kMillisecond);
+            for (int r = 0; r < 2; r++)
+                benchmark::RegisterBenchmark(("par/path/raycast/" + sc + "/" + sets[r] + "/closest").c_str(),
+                                             BM_par_path, which, r, 0)
+                    ->ArgName("batch")
+                    ->Arg(4096)
+                    ->Arg(16384)
+                    ->Arg(65536)
+                    ->Iterations(3)
+                    ->Unit(benchmark::kMillisecond);
+            for (int r = 0; r < 2; r++)
+                for (uint32_t flags : {0u, 1u}) {
+                    std::string p = "par/raycast/" + sc + "/" + sets[r] + (flags ? "/any/" : "/closest/");
+                    for (int batch : {4096, 65536})
+                        for (int w : {1, 2}) {
+                            benchmark::RegisterBenchmark((p + "volley").c_str(), BM_par_raycast, which, r, flags)
+                                ->Args({batch, w})
+                                ->ArgNames({"batch", "workers"})
+                                ->Unit(benchmark::kMillisecond)
+                                ->UseRealTime()
+                                ->ComputeStatistics("min", par_min);
+#ifdef VOLLEY_BENCH_EMBREE
+                            benchmark::RegisterBenchmark((p + "embree_1M").c_str(), BM_embree_par_raycast, which, r,
+                                                         flags)
+                                ->Args({batch, w})
+                                ->ArgNames({"batch", "workers"})
+                                ->Unit(benchmark::kMillisecond)
+                                ->UseRealTime()
+                                ->ComputeStatistics("min", par_min);
+#endif
+                        }
+                }
+        }
+    }
+};
+
+ParRegistrar g_par_registrar;
+
+} // namespace

@@ -1,0 +1,21 @@
+/* The BVH's parallel forms: how a batch is cut into items, shared by the entry points and tests. */
+#ifndef VL_BVH_PARALLEL_H
+#define VL_BVH_PARALLEL_H
+
+#include <stdint.h>
+
+#include <volley/bvh.h>
+
+/* A batch of rays is cut into about VL_PARALLEL_RAY_BLOCKS blocks, a multiple of
+ * VL_PARALLEL_RAY_GRAIN rays each, clamped to [VL_PARALLEL_RAY_MIN_BLOCK, VL_PARALLEL_RAY_MAX_BLOCK]
+ * (the last block shorter): enough blocks to balance 16 workers, each long enough for the batched
+ * traversal to pay, none past the batched traversal's own chunk. */
+#define VL_PARALLEL_RAY_BLOCKS 64u
+#define VL_PARALLEL_RAY_GRAIN 256u
+#define VL_PARALLEL_RAY_MIN_BLOCK 512u
+#define VL_PARALLEL_RAY_MAX_BLOCK 65536u
+
+/* Rays per block for a batch of count rays (a function of count alone). */
+uint32_t vl_bvh_parallel_ray_block(uint32_t count);
+
+#endif

@@ -1,0 +1,32 @@
+/* Internal side of the task hook: running items through the context's job system, and the
+ * context's per-worker scratch. */
+#ifndef VL_CORE_TASKS_H
+#define VL_CORE_TASKS_H
+
+#include <stddef.h>
+
+#include <volley/tasks.h>
+
+struct vl_context {
+    vl_task_system tasks; /* enqueue NULL: serial, worker_count 1 */
+    unsigned char* scratch;
+    size_t scratch_bytes; /* the whole block */
+    size_t worker_bytes;  /* each worker's part, a multiple of VL_ALIGNMENT */
+};
+
+/* Runs fn over [0, items) through the context's job system (ranges of at least min_range items)
+ * or, without one, or for a single item, as fn(0, items, 0, task_ctx) on the calling thread.
+ * Returns when every item has run. fn must tolerate running an item twice only if the job system
+ * breaks the NULL-enqueue contract (see tasks.h). */
+void vl_tasks_run(const vl_context* ctx, vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx);
+
+/* Makes every worker's part of the scratch at least bytes long (aligned to VL_ALIGNMENT); grows
+ * the block only when it is too small. VL_ERR_OUT_OF_MEMORY keeps the old block. */
+vl_status vl_context_reserve(vl_context* ctx, size_t bytes);
+
+/* The scratch of worker w (< worker_count), worker_bytes long; NULL while none was reserved. */
+static inline void* vl_context_worker_scratch(const vl_context* ctx, uint32_t w) {
+    return ctx->scratch ? ctx->scratch + ctx->worker_bytes * w : NULL;
+}
+
+#endif

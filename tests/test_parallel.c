@@ -1,0 +1,421 @@
+/* The parallel forms against their serial forms, exactly: batched raycasts and the BVH build, for
+ * 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
+ * that runs tasks inline and returns NULL (Box2D's convention), and one whose enqueue fails. The
+ * second call on a context allocates nothing; bad input is refused. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "bvh/bvh_internal.h"
+#include "bvh/parallel.h"
+#include "scenes.h"
+#include "test_alloc.h"
+#include "test_util.h"
+
+/* ---- toy job systems ------------------------------------------------------------------------ */
+
+/* Threads started per task, one per worker; each claims ranges of min_range items from a shared
+ * counter. */
+typedef struct toy_task {
+    vl_task_fn* fn;
+    void* task_ctx;
+    uint32_t items, range;
+    atomic_uint next;
+    pthread_t threads[VL_MAX_WORKERS];
+    uint32_t index[VL_MAX_WORKERS];
+    uint32_t workers;
+} toy_task;
+
+typedef struct toy_system {
+    uint32_t workers;
+    toy_task task; /* one task at a time */
+    long enqueued, inlined, declined;
+} toy_system;
+
+typedef struct toy_arg {
+    toy_task* task;
+    uint32_t worker;
+} toy_arg;
+
+static toy_arg g_toy_args[VL_MAX_WORKERS];
+
+static void* toy_thread(void* arg) {
+    toy_arg* a = arg;
+    toy_task* t = a->task;
+    for (;;) {
+        uint32_t start = atomic_fetch_add(&t->next, t->range);
+        if (start >= t->items) break;
+        uint32_t end = t->items - start < t->range ? t->items : start + t->range;
+        t->fn(start, end, a->worker, t->task_ctx);
+    }
+    return NULL;
+}
+
+static void* toy_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
+    toy_system* s = user;
+    toy_task* t = &s->task;
+    t->fn = fn, t->task_ctx = task_ctx, t->items = items;
+    t->range = min_range;
+    atomic_store(&t->next, 0);
+    t->workers = s->workers;
+    for (uint32_t w = 0; w < s->workers; w++) {
+        g_toy_args[w].task = t, g_toy_args[w].worker = w;
+        if (pthread_create(&t->threads[w], NULL, toy_thread, &g_toy_args[w]) != 0) {
+            /* could not start them all: the ones started finish the work */
+            t->workers = w;
+            break;
+        }
+    }
+    if (t->workers == 0) { /* none at all: run it here, Box2D style */
+        fn(0, items, 0, task_ctx);
+        return NULL;
+    }
+    s->enqueued++;
+    return t;
+}
+
+static void toy_finish(void* handle, void* user) {
+    (void)user;
+    toy_task* t = handle;
+    for (uint32_t w = 0; w < t->workers; w++) pthread_join(t->threads[w], NULL);
+}
+
+/* Runs every range here, in reverse order of ranges, under made-up worker indices, and returns NULL. */
+static void* inline_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
+    toy_system* s = user;
+    uint32_t ranges = (items + min_range - 1) / min_range;
+    for (uint32_t r = ranges; r-- > 0;) {
+        uint32_t start = r * min_range, end = start + min_range < items ? start + min_range : items;
+        fn(start, end, r % s->workers, task_ctx);
+    }
+    s->inlined++;
+    return NULL;
+}
+
+/* Declines every task (returns NULL without running it): volley runs it on the caller. */
+static void* failing_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
+    (void)fn, (void)items, (void)min_range, (void)task_ctx;
+    toy_system* s = user;
+    s->declined++;
+    return NULL;
+}
+
+static void never_finish(void* handle, void* user) {
+    (void)handle, (void)user;
+    CHECK(0, "finish called for a task that enqueue did not take");
+}
+
+enum { SYS_TOY, SYS_POOL, SYS_INLINE, SYS_FAILING, SYS_COUNT };
+static const char* const k_sys_names[SYS_COUNT] = {"toy threads", "default pool", "inline", "failing enqueue"};
+static const uint32_t k_workers[] = {1, 2, 3, 4, 7};
+#define WORKER_CASES (sizeof k_workers / sizeof k_workers[0])
+
+/* A context over job system `sys` with `workers` workers (pool made when needed). */
+static vl_context* make_context(int sys, uint32_t workers, toy_system* toy, vl_thread_pool** pool) {
+    vl_task_system ts = {NULL, NULL, toy, workers};
+    *pool = NULL;
+    memset(toy, 0, sizeof *toy);
+    toy->workers = workers;
+    switch (sys) {
+    case SYS_TOY: ts.enqueue = toy_enqueue, ts.finish = toy_finish; break;
+    case SYS_POOL:
+        CHECK(vl_thread_pool_create(workers, pool) == VL_OK, "pool of %u", workers);
+        ts = vl_thread_pool_task_system(*pool);
+        break;
+    case SYS_INLINE: ts.enqueue = inline_enqueue, ts.finish = never_finish; break;
+    default: ts.enqueue = failing_enqueue, ts.finish = never_finish; break;
+    }
+    vl_context* ctx = NULL;
+    CHECK(vl_context_create(&ts, &ctx) == VL_OK && ctx, "context");
+    CHECK(vl_context_worker_count(ctx) == workers, "workers");
+    return ctx;
+}
+
+/* ---- raycasts ------------------------------------------------------------------------------- */
+
+static void check_raycasts(const char* scene, const vl_bvh* bvh, const vl_ray* rays, uint32_t n) {
+    static const uint32_t sizes[] = {5, 300, 4100, 70000};
+    vl_hit* serial = malloc(sizeof(vl_hit) * n);
+    vl_hit* whole = malloc(sizeof(vl_hit) * n);
+    vl_hit* got = malloc(sizeof(vl_hit) * n);
+    vl_context* plain = NULL;
+    CHECK(vl_context_create(NULL, &plain) == VL_OK, "serial context");
+    for (uint32_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        uint32_t count = sizes[si] < n ? sizes[si] : n;
+        for (uint32_t flags = 0; flags < 2; flags++) {
+            vl_status want = vl_bvh_raycast_parallel(plain, bvh, rays, count, flags, serial);
+            CHECK(want == VL_OK || want == VL_ERR_INVALID_QUERY, "%s: serial status %d", scene, (int)want);
+            /* against one call over the whole batch: equal but for ties (closest) or which hit (any) */
+            vl_status whole_st = vl_bvh_raycast(bvh, rays, count, flags, whole);
+            CHECK(whole_st == want, "%s: status %d against %d", scene, (int)want, (int)whole_st);
+            uint32_t differ = 0, bad = 0;
+            for (uint32_t i = 0; i < count; i++) {
+                if (memcmp(&serial[i], &whole[i], sizeof(vl_hit)) != 0) differ++;
+                if ((serial[i].prim == VL_NO_HIT) != (whole[i].prim == VL_NO_HIT) ||
+                    (flags == 0 && serial[i].t != whole[i].t))
+                    bad++;
+            }
+            CHECK(bad == 0, "%s %u rays flags %u: %u answers differ from one call beyond ties", scene, count, flags,
+                  bad);
+            if (differ)
+                printf("%s, %u rays, flags %u: %u of the answers name another primitive than one call's\n", scene,
+                       count, flags, differ);
+            for (int sys = 0; sys < SYS_COUNT; sys++)
+                for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+                    toy_system toy;
+                    vl_thread_pool* pool;
+                    vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+                    if (!ctx) continue;
+                    for (int round = 0; round < 2; round++) {
+                        memset(got, 0xAB, sizeof(vl_hit) * count);
+                        vl_status st = vl_bvh_raycast_parallel(ctx, bvh, rays, count, flags, got);
+                        CHECK(st == want, "%s %s x%u: status %d, want %d", scene, k_sys_names[sys], k_workers[wi],
+                              (int)st, (int)want);
+                        CHECK(memcmp(got, serial, sizeof(vl_hit) * count) == 0,
+                              "%s, %s x%u, %u rays, flags %u: answers differ from the serial form", scene,
+                              k_sys_names[sys], k_workers[wi], count, flags);
+                    }
+                    uint32_t blocks = (count + vl_bvh_parallel_ray_block(count) - 1) / vl_bvh_parallel_ray_block(count);
+                    if (sys == SYS_FAILING && blocks > 1) CHECK(toy.declined == 2, "the failing hook was asked");
+                    if (sys == SYS_INLINE && blocks > 1) CHECK(toy.inlined == 2, "the inline hook was asked");
+                    vl_context_destroy(ctx);
+                    vl_thread_pool_destroy(pool);
+                }
+        }
+    }
+    vl_context_destroy(plain);
+    free(serial);
+    free(whole);
+    free(got);
+}
+
+/* ---- the build ------------------------------------------------------------------------------ */
+
+static int same_tree(const vl_bvh* a, const vl_bvh* b) {
+    if (a->node_count != b->node_count || a->depth != b->depth || a->prim_count != b->prim_count ||
+        a->wide_count != b->wide_count || a->kind != b->kind || a->pad != b->pad)
+        return 0;
+    if (memcmp(a->nodes, b->nodes, sizeof(vl_bvh_node) * a->node_count) != 0) return 0;
+    if (memcmp(a->wide, b->wide, sizeof(vl_bvh_node4) * a->wide_count) != 0) return 0;
+    if (memcmp(a->wide_of, b->wide_of, sizeof(uint32_t) * a->node_count) != 0) return 0;
+    if (a->kind == VL_BVH_TRIANGLES)
+        return memcmp(a->tris, b->tris, sizeof(float) * vl_bvh_tri_floats(a->prim_count)) == 0;
+    return memcmp(a->boxes, b->boxes, sizeof(vl_bvh_box) * a->prim_count) == 0;
+}
+
+static void check_build(const char* scene, const scene_mesh* m, const vl_aabb* boxes, uint32_t box_count,
+                        const vl_bvh_desc* desc) {
+    vl_bvh* serial = NULL;
+    vl_status st = m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &serial)
+                     : vl_bvh_build_boxes(boxes, box_count, desc, &serial);
+    CHECK(st == VL_OK, "%s: serial build", scene);
+    if (st != VL_OK) return;
+    for (int sys = 0; sys < SYS_COUNT; sys++)
+        for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+            toy_system toy;
+            vl_thread_pool* pool;
+            vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+            if (!ctx) continue;
+            vl_bvh* par = NULL;
+            st = m ? vl_bvh_build_triangles_parallel(ctx, m->xyz, m->vertex_count, m->indices, m->triangle_count,
+                                                     desc, &par)
+                   : vl_bvh_build_boxes_parallel(ctx, boxes, box_count, desc, &par);
+            CHECK(st == VL_OK && par, "%s, %s x%u: build", scene, k_sys_names[sys], k_workers[wi]);
+            if (par) {
+                CHECK(same_tree(serial, par), "%s, %s x%u: the tree differs from the serial build's", scene,
+                      k_sys_names[sys], k_workers[wi]);
+                CHECK(vl_bvh_validate(par) == VL_OK, "%s: valid", scene);
+            }
+            if (sys == SYS_TOY) CHECK(toy.enqueued > 0, "%s x%u: the build made tasks", scene, k_workers[wi]);
+            vl_bvh_destroy(par);
+            vl_context_destroy(ctx);
+            vl_thread_pool_destroy(pool);
+        }
+    vl_bvh_destroy(serial);
+}
+
+/* ---- memory and bad input ------------------------------------------------------------------- */
+
+static void check_no_allocation(const vl_bvh* bvh, const vl_ray* rays, uint32_t n) {
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    for (int sys = 0; sys < 2; sys++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
+        long before = h.allocs;
+        vl_bvh_raycast_parallel(ctx, bvh, rays, n, 0, hits);
+        long first = h.allocs - before;
+        vl_bvh_raycast_parallel(ctx, bvh, rays, n, 0, hits);
+        vl_bvh_raycast_parallel(ctx, bvh, rays, n / 2, VL_RAY_ANY, hits);
+        long later = h.allocs - before - first;
+        CHECK(first <= 1, "%s: %ld allocations on the first call (the scratch, once)", k_sys_names[sys], first);
+        CHECK(later == 0, "%s: %ld allocations after the first call", k_sys_names[sys], later);
+        CHECK(vl_context_scratch_bytes(ctx) > 0, "scratch kept");
+        vl_context_destroy(ctx);
+        vl_thread_pool_destroy(pool);
+        test_alloc_end(&h);
+        CHECK(h.bytes == 0 && h.misaligned == 0, "all returned");
+    }
+    /* out of memory for the scratch: the same answers, from the calling thread */
+    vl_hit* want = malloc(sizeof(vl_hit) * n);
+    vl_context* plain = NULL;
+    vl_context_create(NULL, &plain);
+    vl_bvh_raycast_parallel(plain, bvh, rays, n, 0, want);
+    vl_context_destroy(plain);
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
+    toy_system toy;
+    vl_thread_pool* pool;
+    vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
+    h.budget = 0;
+    vl_status st = vl_bvh_raycast_parallel(ctx, bvh, rays, n, 0, hits);
+    CHECK(st == VL_OK && memcmp(hits, want, sizeof(vl_hit) * n) == 0, "answers without memory");
+    vl_context_destroy(ctx);
+    test_alloc_end(&h);
+    free(want);
+    free(hits);
+}
+
+/* The counting hooks behind a mutex: the build's tasks allocate from the job system's threads. */
+static pthread_mutex_t g_hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void* locked_alloc(size_t size, size_t alignment, void* user) {
+    pthread_mutex_lock(&g_hooks_lock);
+    void* p = test_alloc_fn(size, alignment, user);
+    pthread_mutex_unlock(&g_hooks_lock);
+    return p;
+}
+
+static void locked_free(void* ptr, size_t size, size_t alignment, void* user) {
+    pthread_mutex_lock(&g_hooks_lock);
+    test_free_fn(ptr, size, alignment, user);
+    pthread_mutex_unlock(&g_hooks_lock);
+}
+
+/* Every allocation of a parallel build failing in turn: VL_ERR_OUT_OF_MEMORY, nothing leaked,
+ * *out untouched; then a build that succeeds matches the serial tree. */
+static void check_build_out_of_memory(const scene_mesh* m) {
+    vl_bvh* serial = NULL;
+    vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &serial);
+    int built = 0;
+    for (long budget = 0; budget < 256 && !built; budget++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        vl_allocator locked = {locked_alloc, locked_free, &h};
+        vl_set_allocator(&locked);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(SYS_TOY, 3, &toy, &pool);
+        h.budget = budget;
+        vl_bvh* out = NULL;
+        vl_status st =
+            vl_bvh_build_triangles_parallel(ctx, m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &out);
+        h.budget = -1;
+        if (st == VL_OK) {
+            built = 1;
+            CHECK(out && serial && same_tree(serial, out), "budget %ld: the tree differs", budget);
+        } else {
+            CHECK(st == VL_ERR_OUT_OF_MEMORY && out == NULL, "budget %ld: %s", budget, vl_status_string(st));
+        }
+        vl_bvh_destroy(out);
+        vl_context_destroy(ctx);
+        test_alloc_end(&h);
+        pthread_mutex_lock(&g_hooks_lock); /* the toy's threads are joined; the lock orders their counts */
+        size_t leaked = h.bytes;
+        pthread_mutex_unlock(&g_hooks_lock);
+        CHECK(leaked == 0, "budget %ld: %zu bytes leaked", budget, leaked);
+    }
+    CHECK(built, "the build never succeeded");
+    vl_bvh_destroy(serial);
+}
+
+static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
+    vl_context* ctx = NULL;
+    vl_task_system ts = {toy_enqueue, NULL, NULL, 2};
+    CHECK(vl_context_create(&ts, &ctx) == VL_ERR_INVALID_ARGUMENT && !ctx, "enqueue without finish");
+    ts.finish = toy_finish, ts.worker_count = 0;
+    CHECK(vl_context_create(&ts, &ctx) == VL_ERR_INVALID_ARGUMENT, "no workers");
+    ts.worker_count = VL_MAX_WORKERS + 1;
+    CHECK(vl_context_create(&ts, &ctx) == VL_ERR_INVALID_ARGUMENT, "too many workers");
+    CHECK(vl_context_create(NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "no out");
+    vl_thread_pool* pool = NULL;
+    CHECK(vl_thread_pool_create(0, &pool) == VL_ERR_INVALID_ARGUMENT && !pool, "pool of 0");
+    vl_task_system none = vl_thread_pool_task_system(NULL);
+    CHECK(!none.enqueue && none.worker_count == 0, "no pool");
+    CHECK(vl_context_worker_count(NULL) == 0 && vl_context_scratch_bytes(NULL) == 0, "NULL context");
+    vl_context_destroy(NULL);
+    vl_thread_pool_destroy(NULL);
+
+    CHECK(vl_context_create(NULL, &ctx) == VL_OK && vl_context_worker_count(ctx) == 1, "serial context");
+    vl_hit hit = {1.0f, 7, 0.5f, 0.5f};
+    CHECK(vl_bvh_raycast_parallel(NULL, bvh, rays, 1, 0, &hit) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_bvh_raycast_parallel(ctx, NULL, rays, 1, 0, &hit) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast_parallel(ctx, bvh, NULL, 1, 0, &hit) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
+    CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, 1, 8, &hit) == VL_ERR_INVALID_FLAGS, "flags");
+    CHECK(hit.prim == 7 && hit.t == 1.0f, "nothing written");
+    CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, 0, 0, NULL) == VL_OK, "count 0");
+    vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
+    vl_bvh* out = NULL;
+    CHECK(vl_bvh_build_boxes_parallel(NULL, &box, 1, NULL, &out) == VL_ERR_INVALID_ARGUMENT && !out, "NULL ctx");
+    box.min[0] = NAN;
+    CHECK(vl_bvh_build_boxes_parallel(ctx, &box, 1, NULL, &out) == VL_ERR_INVALID_BOUNDS && !out, "NaN box");
+    float xyz[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    uint32_t idx[3] = {0, 1, 5};
+    CHECK(vl_bvh_build_triangles_parallel(ctx, xyz, 3, idx, 1, NULL, &out) == VL_ERR_INVALID_GEOMETRY && !out,
+          "bad index");
+    vl_context_destroy(ctx);
+}
+
+int main(void) {
+    scene_mesh world, soup;
+    CHECK(scene_world(test_scaled(120) < 40 ? 40 : test_scaled(120), 200, 256, 5, &world), "world");
+    CHECK(scene_soup(test_scaled(30000) < 9000 ? 9000 : test_scaled(30000), 100.0f, 2.0f, 6, &soup), "soup");
+    vl_bvh *bw = NULL, *bs = NULL;
+    CHECK(vl_bvh_build_triangles(world.xyz, world.vertex_count, world.indices, world.triangle_count, NULL, &bw) ==
+              VL_OK,
+          "build world");
+    CHECK(vl_bvh_build_triangles(soup.xyz, soup.vertex_count, soup.indices, soup.triangle_count, NULL, &bs) == VL_OK,
+          "build soup");
+    uint32_t n = test_scaled(70000) < 9000 ? 9000 : test_scaled(70000);
+    vl_ray* rays = malloc(sizeof(vl_ray) * n);
+    scene_rays_los(&world, n / 2, 1, rays);
+    scene_rays_diffuse(&world, n - n / 2, 2, rays + n / 2);
+    rays[3].dir[0] = NAN; /* an invalid ray: a miss, and VL_ERR_INVALID_QUERY everywhere */
+    check_raycasts("world", bw, rays, n);
+    scene_rays_random(&soup, n, 3, rays);
+    check_raycasts("soup", bs, rays, n);
+
+    check_build("world", &world, NULL, 0, NULL);
+    vl_bvh_desc d = vl_bvh_default_desc();
+    d.max_leaf_size = 1;
+    d.sah_bins = 7;
+    check_build("soup, leaves of 1", &soup, NULL, 0, &d);
+    /* boxes: scattered, then all equal (the top levels split by index) */
+    uint32_t nb = 20000;
+    vl_aabb* boxes = malloc(sizeof(vl_aabb) * nb);
+    test_rng rng = {9};
+    for (uint32_t i = 0; i < nb; i++)
+        for (int a = 0; a < 3; a++) {
+            boxes[i].min[a] = test_float(&rng, -50.0f, 50.0f);
+            boxes[i].max[a] = boxes[i].min[a] + test_float(&rng, 0.0f, 3.0f);
+        }
+    boxes[17].min[1] = -INFINITY; /* a ground plane */
+    boxes[17].max[0] = INFINITY;
+    check_build("boxes", NULL, boxes, nb, NULL);
+    for (uint32_t i = 0; i < nb; i++) boxes[i] = boxes[0];
+    check_build("equal boxes", NULL, boxes, nb, NULL);
+    free(boxes);
+
+    check_build_out_of_memory(&world);
+    check_no_allocation(bw, rays, n < 20000 ? n : 20000);
+    check_bad_input(bw, rays);
+    free(rays);
+    vl_bvh_destroy(bw);
+    vl_bvh_destroy(bs);
+    scene_free(&world);
+    scene_free(&soup);
+    CHECK(vl_bytes_in_use() == 0, "leak: %zu bytes", vl_bytes_in_use());
+    return test_finish("test_parallel");
+}
