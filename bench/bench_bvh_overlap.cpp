@@ -47,29 +47,11 @@ bool load(int which, scene_mesh* m) {
     return scene_world(640, 3000, 16, 42, m) != 0;
 }
 
-// Each query on a random triangle's surface (a random point of it, moved by up to a fifth of its
-// longest edge), its half size (or radius) half to twice that edge.
+// The queries on the surface, placed as the volley tool's bench places them (tests/scenes.h).
 void make_queries(OverlapScene* s) {
-    const scene_mesh& m = s->mesh;
-    test_rng rng = {77};
     s->boxes.resize(kQueries);
     s->spheres.resize(kQueries);
-    for (uint32_t i = 0; i < kQueries; i++) {
-        const uint32_t* t = m.indices + 3 * (size_t)test_u32(&rng, m.triangle_count);
-        const float *p0 = m.xyz + 3 * (size_t)t[0], *p1 = m.xyz + 3 * (size_t)t[1], *p2 = m.xyz + 3 * (size_t)t[2];
-        float edge = 0;
-        for (int a = 0; a < 3; a++)
-            edge = std::max({edge, std::fabs(p1[a] - p0[a]), std::fabs(p2[a] - p0[a]), std::fabs(p2[a] - p1[a])});
-        float u = test_float(&rng, 0, 1), v = test_float(&rng, 0, 1 - u);
-        float size = edge * test_float(&rng, 0.5f, 2.0f);
-        for (int a = 0; a < 3; a++) {
-            float c = p0[a] + u * (p1[a] - p0[a]) + v * (p2[a] - p0[a]) + test_float(&rng, -0.2f, 0.2f) * edge;
-            float h = size * test_float(&rng, 0.5f, 1.0f);
-            s->boxes[i].min[a] = c - h, s->boxes[i].max[a] = c + h;
-            s->spheres[i].center[a] = c;
-        }
-        s->spheres[i].radius = size;
-    }
+    scene_overlap_queries(&s->mesh, kQueries, 77, s->boxes.data(), s->spheres.data());
 }
 
 OverlapScene* get_scene(int which) {

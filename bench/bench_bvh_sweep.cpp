@@ -46,47 +46,11 @@ struct SweepScene {
 #endif
 };
 
-// Sweeps near the surface: from a random point of a random triangle, pushed off along the
-// triangle's normal by 0.5 to 3 shape sizes, moving 1 to 8 shape sizes in a random direction;
-// the shape size is the mean edge length times 0.3 to 1.5.
+// The sweeps near the surface, placed as the volley tool's bench places them (tests/scenes.h).
 void make_sweeps(SweepScene* s) {
-    const scene_mesh& m = s->mesh;
-    double edge = 0;
-    for (uint32_t i = 0; i < m.triangle_count; i += 7) {
-        const float* a = m.xyz + 3 * (size_t)m.indices[3 * (size_t)i];
-        const float* b = m.xyz + 3 * (size_t)m.indices[3 * (size_t)i + 1];
-        edge += std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
-    }
-    edge /= (m.triangle_count + 6) / 7;
-    test_rng rng = {2024};
     s->spheres.resize(kSweeps);
     s->boxes.resize(kSweeps);
-    for (uint32_t i = 0; i < kSweeps; i++) {
-        uint32_t t = test_u32(&rng, m.triangle_count);
-        const float* v[3];
-        for (int k = 0; k < 3; k++) v[k] = m.xyz + 3 * (size_t)m.indices[3 * (size_t)t + k];
-        float u = test_float(&rng, 0, 1), w = test_float(&rng, 0, 1);
-        if (u + w > 1) u = 1 - u, w = 1 - w;
-        float e1[3], e2[3], n[3], p[3], d[3];
-        for (int a = 0; a < 3; a++) e1[a] = v[1][a] - v[0][a], e2[a] = v[2][a] - v[0][a];
-        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
-        float nl = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        nl = nl > 0 ? nl : 1;
-        float size = (float)edge * test_float(&rng, 0.3f, 1.5f);
-        float off = size * test_float(&rng, 0.5f, 3.0f);
-        for (int a = 0; a < 3; a++) p[a] = v[0][a] + u * e1[a] + w * e2[a] + off * n[a] / nl;
-        scene_direction(&rng, d);
-        float len = size * test_float(&rng, 1.0f, 8.0f);
-        vl_sphere_sweep& sp = s->spheres[i];
-        vl_box_sweep& bx = s->boxes[i];
-        for (int a = 0; a < 3; a++) {
-            sp.center[a] = p[a], sp.dir[a] = d[a] * len;
-            float h = size * test_float(&rng, 0.5f, 1.0f);
-            bx.box.min[a] = p[a] - h, bx.box.max[a] = p[a] + h, bx.dir[a] = d[a] * len;
-        }
-        sp.radius = size, sp.tmax = 1.0f;
-        bx.tmax = 1.0f;
-    }
+    scene_sweeps(&s->mesh, kSweeps, 2024, s->spheres.data(), s->boxes.data());
 }
 
 bool load_mesh(int which, scene_mesh* m) {

@@ -293,4 +293,72 @@ static inline void scene_rays_los(const scene_mesh* m, uint32_t count, uint64_t 
     }
 }
 
+/* Overlap queries on the surface (the bench and the tool place them alike): each on a random
+ * triangle, at a random point of it moved by up to a fifth of its longest edge (the largest
+ * coordinate difference of its corners) on each axis; the sphere's radius half to twice that
+ * edge, the box's half sizes half to all of the radius. boxes[i] and spheres[i] share a centre. */
+static inline void scene_overlap_queries(const scene_mesh* m, uint32_t count, uint64_t seed, vl_aabb* boxes,
+                                         vl_sphere* spheres) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < count; i++) {
+        const uint32_t* t = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
+        const float *p0 = m->xyz + 3 * (size_t)t[0], *p1 = m->xyz + 3 * (size_t)t[1], *p2 = m->xyz + 3 * (size_t)t[2];
+        float edge = 0;
+        for (int a = 0; a < 3; a++)
+            edge = fmaxf(fmaxf(edge, fabsf(p1[a] - p0[a])), fmaxf(fabsf(p2[a] - p0[a]), fabsf(p2[a] - p1[a])));
+        float u = test_float(&rng, 0, 1), v = test_float(&rng, 0, 1 - u);
+        float size = edge * test_float(&rng, 0.5f, 2.0f);
+        for (int a = 0; a < 3; a++) {
+            float c = p0[a] + u * (p1[a] - p0[a]) + v * (p2[a] - p0[a]) + test_float(&rng, -0.2f, 0.2f) * edge;
+            float h = size * test_float(&rng, 0.5f, 1.0f);
+            boxes[i].min[a] = c - h, boxes[i].max[a] = c + h;
+            spheres[i].center[a] = c;
+        }
+        spheres[i].radius = size;
+    }
+}
+
+/* Sweeps near the surface (the bench and the tool place them alike): from a random point of a
+ * random triangle, pushed off along the triangle's normal by 0.5 to 3 shape sizes, moving 1 to 8
+ * shape sizes in a random direction (dir is the whole move, tmax = 1); the shape size (the
+ * sphere's radius; the box's half sizes are half to all of it) is the mean edge length (of every
+ * seventh triangle's first edge) times 0.3 to 1.5. spheres[i] and boxes[i] share start and move. */
+static inline void scene_sweeps(const scene_mesh* m, uint32_t count, uint64_t seed, vl_sphere_sweep* spheres,
+                                vl_box_sweep* boxes) {
+    double edge = 0;
+    for (uint32_t i = 0; i < m->triangle_count; i += 7) {
+        const float* a = m->xyz + 3 * (size_t)m->indices[3 * (size_t)i];
+        const float* b = m->xyz + 3 * (size_t)m->indices[3 * (size_t)i + 1];
+        edge += sqrtf((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+    }
+    edge /= (m->triangle_count + 6) / 7;
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t t = test_u32(&rng, m->triangle_count);
+        const float* v[3];
+        for (int k = 0; k < 3; k++) v[k] = m->xyz + 3 * (size_t)m->indices[3 * (size_t)t + k];
+        float u = test_float(&rng, 0, 1), w = test_float(&rng, 0, 1);
+        if (u + w > 1) u = 1 - u, w = 1 - w;
+        float e1[3], e2[3], n[3], p[3], d[3];
+        for (int a = 0; a < 3; a++) e1[a] = v[1][a] - v[0][a], e2[a] = v[2][a] - v[0][a];
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        float nl = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        nl = nl > 0 ? nl : 1;
+        float size = (float)edge * test_float(&rng, 0.3f, 1.5f);
+        float off = size * test_float(&rng, 0.5f, 3.0f);
+        for (int a = 0; a < 3; a++) p[a] = v[0][a] + u * e1[a] + w * e2[a] + off * n[a] / nl;
+        scene_direction(&rng, d);
+        float len = size * test_float(&rng, 1.0f, 8.0f);
+        vl_sphere_sweep* sp = &spheres[i];
+        vl_box_sweep* bx = &boxes[i];
+        for (int a = 0; a < 3; a++) {
+            sp->center[a] = p[a], sp->dir[a] = d[a] * len;
+            float h = size * test_float(&rng, 0.5f, 1.0f);
+            bx->box.min[a] = p[a] - h, bx->box.max[a] = p[a] + h, bx->dir[a] = d[a] * len;
+        }
+        sp->radius = size, sp->tmax = 1.0f;
+        bx->tmax = 1.0f;
+    }
+}
+
 #endif

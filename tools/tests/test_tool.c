@@ -364,11 +364,44 @@ static void test_render(void) {
     }
 }
 
+/* Every row of the bench's "queries" array: both shapes of overlaps and sweeps on both paths,
+ * mqueries_per_s and pairs_per_query (overlaps) or hit_percent (sweeps) positive numbers. */
+static void check_query_rows(const char* json, const char* what) {
+    const char* p = strstr(json, "\"queries\": [");
+    CHECK(p != NULL, "%s: no queries array", what);
+    if (!p) return;
+    const char* end = strchr(p, ']');
+    unsigned rows = 0, seen = 0, singles = 0;
+    static const char* const kinds[4] = {"\"query\": \"overlap\", \"shape\": \"box\"",
+                                         "\"query\": \"overlap\", \"shape\": \"sphere\"",
+                                         "\"query\": \"sweep\", \"shape\": \"box\"",
+                                         "\"query\": \"sweep\", \"shape\": \"sphere\""};
+    for (const char* row = strchr(p, '{'); row && row < end; row = strchr(row + 1, '{')) {
+        const char* close = strchr(row, '}');
+        char text[512];
+        snprintf(text, sizeof text, "%.*s", (int)(close ? close - row : 0), row);
+        rows++;
+        singles += strstr(text, "\"path\": \"volley_single\"") != NULL;
+        for (int k = 0; k < 4; k++)
+            if (strstr(text, kinds[k])) seen |= 1u << k;
+        int overlap = strstr(text, "\"overlap\"") != NULL;
+        const char* fields[2] = {"\"mqueries_per_s\": ", overlap ? "\"pairs_per_query\": " : "\"hit_percent\": "};
+        for (int f = 0; f < 2; f++) {
+            const char* v = strstr(text, fields[f]);
+            double x = v ? strtod(v + strlen(fields[f]), NULL) : 0.0;
+            CHECK(v && x > 0, "%s: query row without a positive %s: %s", what, fields[f], text);
+        }
+    }
+    CHECK(rows >= 12 && seen == 15u, "%s: %u query rows, kinds seen %#x", what, rows, seen);
+    CHECK(singles == 4, "%s: %u single-query rows, wanted 4", what, singles);
+}
+
 static void test_bench_profile(void) {
     static const char* const bench_fields[] = {"tool", "version", "backend", "simd_width", "builds", "raycast",
                                                "broadphase", "scene", "triangles", "rays", "query", "path", "batch",
                                                "count", "mrays_per_s", "hit_percent", "boxes", "moving_percent",
-                                               "kind", "us_per_frame", "pairs", NULL};
+                                               "kind", "us_per_frame", "pairs", "queries", "shape",
+                                               "mqueries_per_s", "pairs_per_query", NULL};
     int rc = run("bench", "--quick", "--scene", "world", "--json", path_in("bench.json"), NULL);
     CHECK(rc == 0, "bench world: exit %d: %.300s", rc, g_err);
     CHECK(strstr(g_out, "volley batch") && strstr(g_out, "volley_single") && strstr(g_out, "sap") &&
@@ -380,6 +413,8 @@ static void test_bench_profile(void) {
     CHECK(strstr(buf, "\"path\": \"volley_batch\"") && strstr(buf, "\"path\": \"volley_single\"") &&
               strstr(buf, "\"kind\": \"sap\"") && strstr(buf, "\"kind\": \"box_pruning\""),
           "bench world: JSON lacks a path or a kind");
+    check_query_rows(buf, "bench world");
+    CHECK(strstr(g_out, "overlap") && strstr(g_out, "sweep"), "bench world: table lacks query rows: %.400s", g_out);
     static const char* const formats[3] = {"obj", "ply", "stl"};
     for (int i = 0; i < 3; i++) {
         char mesh[64];

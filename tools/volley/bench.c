@@ -1,36 +1,44 @@
 /* volley bench: raycast throughput of the batched path (vl_bvh_raycast) and the single-ray path
- * (vl_bvh_raycast1), beside Embree's and Bullet's when built in, and the broadphase kinds per
- * frame on standard box scenes. One table on stdout; --json writes the same figures. */
+ * (vl_bvh_raycast1), beside Embree's and Bullet's when built in; the overlap and sweep queries,
+ * batched and single (bench_queries.c); and the broadphase kinds per frame on standard box scenes.
+ * Tables on stdout; --json writes the same figures. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_queries.h"
 #include "tool.h"
 
 static const char bench_usage[] =
     "Usage: volley bench [MESH] [options]\n"
     "Rays per second of volley's batched and single-ray paths (and Embree's and Bullet's when the\n"
-    "tool was built with them) on MESH, or on the procedural world and the bunny; then the\n"
-    "broadphase kinds, microseconds per frame on standard box scenes. One thread.\n"
+    "tool was built with them) on MESH, or on the procedural world and the bunny; box and sphere\n"
+    "overlaps (65536 queries on the surface, sized like the triangles) and sphere and box sweeps\n"
+    "(16384, closest hit), batched and one at a time, on the same scenes; then the broadphase\n"
+    "kinds, microseconds per frame on standard box scenes. One thread.\n"
     "\n"
     "  -r, --rays SET        random, diffuse, los (line of sight) or all (default all)\n"
-    "  -b, --batch N         rays per vl_bvh_raycast call, 1 to 1048576 (default 1024); the whole\n"
-    "                        set as one batch is measured too\n"
+    "  -b, --batch N         rays per vl_bvh_raycast call, and queries per overlap or sweep call,\n"
+    "                        1 to 1048576 (default 1024); the whole set as one batch is measured too\n"
     "  -n, --count N         rays per set, 64 to 16777216 (default 262144)\n"
     "  -s, --scene NAME      world, bunny or all (default all: the bunny when its file is found)\n"
     "  -R, --repeat N        best of N runs (default 3)\n"
     "  -j, --json FILE       also write the figures as JSON\n"
     "      --no-peers        skip Embree and Bullet\n"
     "      --no-broadphase   skip the broadphase scenes\n"
-    "  -q, --quick           small scenes and sets (a smoke test; figures mean little)\n"
+    "  -q, --quick           small scenes and sets (4096 overlaps, 2048 sweeps; a smoke test,\n"
+    "                        figures mean little)\n"
     "  -h, --help            this help\n"
     "\n"
     "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"builds\": [{scene, triangles, peer, ms}],\n"
     " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s, hit_percent}],\n"
+    " \"queries\": [{scene, triangles, query, shape, path, batch, count, mqueries_per_s,\n"
+    "  pairs_per_query (overlaps) or hit_percent (sweeps)}],\n"
     " \"broadphase\": [{scene, boxes, moving_percent, kind, us_per_frame, pairs}]}\n"
-    "path is volley_batch, volley_single, embree_loop or bullet.\n";
+    "path is volley_batch, volley_single, embree_loop or bullet. In raycast, query is closest or\n"
+    "any; in queries, overlap or sweep (closest hit), and mqueries_per_s is millions a second.\n";
 
 typedef struct ray_row {
     char scene[256];
@@ -64,6 +72,8 @@ typedef struct bench_out {
     uint32_t build_rows;
     bp_row bps[32];
     uint32_t bp_rows;
+    query_row queries[2 * BENCH_QUERY_ROWS_PER_SCENE];
+    uint32_t query_rows;
 } bench_out;
 
 static const char* const ray_sets[3] = {"random", "diffuse", "los"};
@@ -189,10 +199,11 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
         }
     }
     free(rays), free(hits);
+    int rc = bench_queries(bvh, s, o->batch, o->repeat, o->quick, out->queries, &out->query_rows, p);
     vl_bvh_destroy(bvh);
     tool_embree_destroy(embree);
     tool_bullet_destroy(bullet);
-    return 0;
+    return rc;
 }
 
 /* ---- broadphase ----------------------------------------------------------------------------- */
@@ -323,6 +334,29 @@ static void print_table(const bench_out* out) {
         printf("%-12s %-8s %-8s %-22s %10.2f %10s %10s %6.1f%%\n", r->scene, r->rays, r->query, path, r->mrays,
                vs_single, vs_embree, r->hit_percent);
     }
+    if (out->query_rows) {
+        printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "query", "shape", "path", "Mqueries/s",
+               "vs single", "pairs/q", "hits");
+        for (uint32_t i = 0; i < out->query_rows; i++) {
+            const query_row* r = &out->queries[i];
+            const query_row* single = NULL;
+            for (uint32_t j = 0; j < out->query_rows; j++) {
+                const query_row* c = &out->queries[j];
+                if (!strcmp(c->scene, r->scene) && c->query == r->query && c->shape == r->shape &&
+                    !strcmp(c->path, "volley_single"))
+                    single = c;
+            }
+            char path[48], vs_single[16] = "", pairs[16] = "", hits[16] = "";
+            if (!strcmp(r->path, "volley_batch")) snprintf(path, sizeof path, "volley batch %u", r->batch);
+            else snprintf(path, sizeof path, "%s", r->path);
+            if (single && single->mqueries > 0)
+                snprintf(vs_single, sizeof vs_single, "%.2fx", r->mqueries / single->mqueries);
+            if (!strcmp(r->query, "overlap")) snprintf(pairs, sizeof pairs, "%.2f", r->pairs_per_query);
+            else snprintf(hits, sizeof hits, "%.1f%%", r->hit_percent);
+            printf("%-12s %-8s %-8s %-22s %10.3f %10s %10s %7s\n", r->scene, r->query, r->shape, path, r->mqueries,
+                   vs_single, pairs, hits);
+        }
+    }
     if (out->bp_rows) {
         printf("\n%-32s %8s %-14s %14s %10s\n", "broadphase scene", "boxes", "kind", "us/frame", "pairs");
         for (uint32_t i = 0; i < out->bp_rows; i++) {
@@ -358,6 +392,18 @@ static int write_json(const char* path, const bench_out* out) {
                 ", \"triangles\": %u, \"rays\": \"%s\", \"query\": \"%s\", \"path\": \"%s\", \"batch\": %u, "
                 "\"count\": %u, \"mrays_per_s\": %.4f, \"hit_percent\": %.2f}",
                 r->triangles, r->rays, r->query, r->path, r->batch, r->count, r->mrays, r->hit_percent);
+    }
+    fprintf(f, "\n  ],\n  \"queries\": [");
+    for (uint32_t i = 0; i < out->query_rows; i++) {
+        const query_row* r = &out->queries[i];
+        fprintf(f, "%s\n    {\"scene\": ", i ? "," : "");
+        tool_json_string(f, r->scene);
+        fprintf(f,
+                ", \"triangles\": %u, \"query\": \"%s\", \"shape\": \"%s\", \"path\": \"%s\", \"batch\": %u, "
+                "\"count\": %u, \"mqueries_per_s\": %.4f, ",
+                r->triangles, r->query, r->shape, r->path, r->batch, r->count, r->mqueries);
+        if (!strcmp(r->query, "overlap")) fprintf(f, "\"pairs_per_query\": %.3f}", r->pairs_per_query);
+        else fprintf(f, "\"hit_percent\": %.2f}", r->hit_percent);
     }
     fprintf(f, "\n  ],\n  \"broadphase\": [");
     for (uint32_t i = 0; i < out->bp_rows; i++) {

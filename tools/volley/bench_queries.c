@@ -1,0 +1,141 @@
+/* volley bench: queries per second of the batched overlap and sweep paths
+ * (vl_bvh_overlap_*_scratch, vl_bvh_sweep_*_scratch) and of the single-query ones
+ * (vl_bvh_overlap_box1 / sphere1, vl_bvh_sweep_sphere1 / box1), on queries near the mesh's
+ * surfaces at the scale of its triangles (tests/scenes.h places them as bench/ does). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_queries.h"
+
+enum { SHAPE_BOX, SHAPE_SPHERE };
+
+/* Sets per scene: overlaps are cheaper than sweeps, so there are more of them. */
+#define OVERLAP_QUERIES 65536u
+#define OVERLAP_QUERIES_QUICK 4096u
+#define SWEEP_QUERIES 16384u
+#define SWEEP_QUERIES_QUICK 2048u
+
+typedef struct query_set {
+    uint32_t n;
+    vl_aabb* boxes;
+    vl_sphere* spheres;
+    vl_box_sweep* box_sweeps;
+    vl_sphere_sweep* sphere_sweeps;
+    vl_hit* hits;
+    void* scratch;
+    size_t scratch_bytes;
+    vl_pair_buffer pairs;
+} query_set;
+
+/* One run over the set: batches of `batch` on the scratch, or the single-query path (batch 0).
+ * The first status other than VL_OK, else VL_OK. */
+static vl_status run_once(const vl_bvh* bvh, query_set* q, int sweep, int shape, uint32_t batch) {
+    vl_status bad = VL_OK, st = VL_OK;
+    const uint32_t n = q->n;
+    q->pairs.count = 0;
+    if (batch == 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (!sweep) {
+                st = shape == SHAPE_BOX ? vl_bvh_overlap_box1(bvh, &q->boxes[i], i, &q->pairs)
+                                        : vl_bvh_overlap_sphere1(bvh, &q->spheres[i], i, &q->pairs);
+            } else {
+                st = shape == SHAPE_BOX ? vl_bvh_sweep_box1(bvh, &q->box_sweeps[i], VL_RAY_CLOSEST, &q->hits[i], NULL)
+                                        : vl_bvh_sweep_sphere1(bvh, &q->sphere_sweeps[i], VL_RAY_CLOSEST,
+                                                               &q->hits[i], NULL);
+            }
+            if (st != VL_OK && bad == VL_OK) bad = st;
+        }
+        return bad;
+    }
+    for (uint32_t i = 0; i < n; i += batch) {
+        uint32_t k = n - i < batch ? n - i : batch;
+        if (!sweep) {
+            st = shape == SHAPE_BOX
+                     ? vl_bvh_overlap_boxes_scratch(bvh, q->boxes + i, k, &q->pairs, q->scratch, q->scratch_bytes)
+                     : vl_bvh_overlap_spheres_scratch(bvh, q->spheres + i, k, &q->pairs, q->scratch,
+                                                      q->scratch_bytes);
+        } else {
+            st = shape == SHAPE_BOX ? vl_bvh_sweep_boxes_scratch(bvh, q->box_sweeps + i, k, VL_RAY_CLOSEST,
+                                                                 q->hits + i, NULL, q->scratch, q->scratch_bytes)
+                                    : vl_bvh_sweep_spheres_scratch(bvh, q->sphere_sweeps + i, k, VL_RAY_CLOSEST,
+                                                                   q->hits + i, NULL, q->scratch, q->scratch_bytes);
+        }
+        if (st != VL_OK && bad == VL_OK) bad = st;
+    }
+    return bad;
+}
+
+/* Fills one row: best of `repeat` runs after a warm-up run. 0 on success. */
+static int time_row(const vl_bvh* bvh, query_set* q, int sweep, int shape, uint32_t batch, uint32_t repeat,
+                    query_row* r) {
+    double best = 1e30;
+    for (uint32_t rep = 0; rep <= repeat; rep++) {
+        double t0 = tool_now();
+        vl_status st = run_once(bvh, q, sweep, shape, batch);
+        double dt = tool_now() - t0;
+        if (st != VL_OK) {
+            fprintf(stderr, "volley bench: %s %s %s failed: %s\n", r->scene, shape == SHAPE_BOX ? "box" : "sphere",
+                    sweep ? "sweeps" : "overlaps", vl_status_string(st));
+            return 1;
+        }
+        if (rep) best = dt < best ? dt : best;
+    }
+    r->query = sweep ? "sweep" : "overlap";
+    r->shape = shape == SHAPE_BOX ? "box" : "sphere";
+    r->path = batch ? "volley_batch" : "volley_single";
+    r->batch = batch ? batch : 1, r->count = q->n;
+    r->mqueries = 1e-6 * q->n / best;
+    r->pairs_per_query = sweep ? 0.0 : (double)q->pairs.count / q->n;
+    uint32_t hits = 0;
+    if (sweep)
+        for (uint32_t i = 0; i < q->n; i++) hits += q->hits[i].prim != VL_NO_HIT;
+    r->hit_percent = 100.0 * hits / q->n;
+    return 0;
+}
+
+int bench_queries(const vl_bvh* bvh, const tool_scene* s, uint32_t batch, uint32_t repeat, int quick,
+                  query_row* rows, uint32_t* row_count, tool_progress* p) {
+    const scene_mesh* m = &s->mesh;
+    const uint32_t no = quick ? OVERLAP_QUERIES_QUICK : OVERLAP_QUERIES;
+    const uint32_t ns = quick ? SWEEP_QUERIES_QUICK : SWEEP_QUERIES;
+    query_set q = {0};
+    q.boxes = malloc(sizeof(vl_aabb) * no);
+    q.spheres = malloc(sizeof(vl_sphere) * no);
+    q.box_sweeps = malloc(sizeof(vl_box_sweep) * ns);
+    q.sphere_sweeps = malloc(sizeof(vl_sphere_sweep) * ns);
+    q.hits = malloc(sizeof(vl_hit) * ns);
+    /* scratch for the largest batch, the whole set, of either kind */
+    size_t bytes_o = vl_bvh_overlap_scratch_size(bvh, no), bytes_s = vl_bvh_sweep_scratch_size(bvh, ns, VL_RAY_CLOSEST);
+    q.scratch_bytes = bytes_o > bytes_s ? bytes_o : bytes_s;
+    q.scratch_bytes = (q.scratch_bytes + VL_BVH_SCRATCH_ALIGNMENT - 1) / VL_BVH_SCRATCH_ALIGNMENT * VL_BVH_SCRATCH_ALIGNMENT;
+    q.scratch = q.scratch_bytes ? aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, q.scratch_bytes) : NULL;
+    int rc = 0;
+    if (!q.boxes || !q.spheres || !q.box_sweeps || !q.sphere_sweeps || !q.hits || (q.scratch_bytes && !q.scratch)) {
+        fprintf(stderr, "volley bench: out of memory for the overlap and sweep queries\n");
+        rc = 1;
+    } else {
+        scene_overlap_queries(m, no, 77, q.boxes, q.spheres);
+        scene_sweeps(m, ns, 2024, q.sphere_sweeps, q.box_sweeps);
+    }
+    static const char* const names[2][2] = {{"box overlaps", "sphere overlaps"}, {"box sweeps", "sphere sweeps"}};
+    for (int sweep = 0; sweep < 2 && !rc; sweep++) {
+        q.n = sweep ? ns : no;
+        uint32_t batches[3] = {batch < q.n ? batch : q.n, q.n, 0};
+        for (int shape = 0; shape < 2 && !rc; shape++) {
+            static char label[320];
+            snprintf(label, sizeof label, "volley bench: %s, %s", s->name, names[sweep][shape]);
+            p->label = label;
+            for (int k = 0; k < 3 && !rc; k++) {
+                if (k == 1 && batches[0] == q.n) continue;
+                query_row* r = &rows[(*row_count)++];
+                snprintf(r->scene, sizeof r->scene, "%s", s->name);
+                r->triangles = m->triangle_count;
+                rc = time_row(bvh, &q, sweep, shape, batches[k], repeat, r);
+                tool_progress_update(p, -1);
+            }
+        }
+    }
+    free(q.boxes), free(q.spheres), free(q.box_sweeps), free(q.sphere_sweeps), free(q.hits), free(q.scratch);
+    vl_pair_buffer_free(&q.pairs);
+    return rc;
+}
