@@ -156,17 +156,42 @@ static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* r
     out->count = (uint32_t)(dst - out->pairs);
 }
 
+/* The two query kinds of the triangle leaves: a compile-time constant of tri_leaf, so each
+ * wrapper gets its own body with the kind's test, prep and kernel inlined. */
+enum { OV_BOX, OV_SPHERE };
+
+VL_INLINE int kind_holds(int kind, const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    return kind == OV_BOX ? box_holds(rec, w, c) : sphere_holds(rec, w, c);
+}
+
+VL_INLINE void kind_prep(int kind, const float* row0, uint32_t stride, ov_vec live, ov_prep* prep) {
+    if (kind == OV_BOX)
+        ov_box_prep(row0, stride, live, prep);
+    else
+        ov_sphere_prep(row0, stride, live, prep);
+}
+
+VL_INLINE uint32_t kind_tri(int kind, const ov_prep* prep, const float* rec) {
+    if (kind == OV_BOX) {
+        ov_vec qmin[3], qmax[3];
+        for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
+        return ov_box_tri(prep, qmin, qmax);
+    }
+    ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
+    return ov_sphere_tri(prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE]));
+}
+
 /* Triangle leaves: queries that hold the leaf's whole box take all its triangles; for the others,
  * each chunk of OV_W triangles is prepared once (what no query changes) and every query of the
  * list is tested against it (a list of one in the single-query form). */
-static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                              const vl_bvh_node4* parent, uint32_t lane) {
+VL_INLINE vl_status tri_leaf(int kind, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
+                             uint32_t n, const vl_bvh_node4* parent, uint32_t lane) {
     vl_ov_ctx* ctx = vctx;
     const uint32_t count = parent->count[lane];
     const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
     uint32_t tested = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!box_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+        if (!kind_holds(kind, records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
             tested++;
             continue;
         }
@@ -177,50 +202,26 @@ static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, con
     }
     for (uint32_t k = 0; k < count && tested; k += OV_W) {
         ov_prep prep;
-        ov_box_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+        kind_prep(kind, rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
         for (uint32_t i = 0; i < n; i++) {
             const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-            if (box_holds(rec, parent, lane)) continue;
+            if (kind_holds(kind, rec, parent, lane)) continue;
             vl_status st = ov_room(ctx->out, OV_W);
             if (st != VL_OK) return st;
-            ov_vec qmin[3], qmax[3];
-            for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, ov_box_tri(&prep, qmin, qmax));
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, kind_tri(kind, &prep, rec));
         }
     }
     return VL_OK;
 }
 
+static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                              const vl_bvh_node4* parent, uint32_t lane) {
+    return tri_leaf(OV_BOX, vctx, bvh, records, ids, n, parent, lane);
+}
+
 static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                                  const vl_bvh_node4* parent, uint32_t lane) {
-    vl_ov_ctx* ctx = vctx;
-    const uint32_t count = parent->count[lane];
-    const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
-    uint32_t tested = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!sphere_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
-            tested++;
-            continue;
-        }
-        vl_status st = ov_room(ctx->out, count);
-        if (st != VL_OK) return st;
-        for (uint32_t k = 0; k < count; k += OV_W)
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
-    }
-    for (uint32_t k = 0; k < count && tested; k += OV_W) {
-        ov_prep prep;
-        ov_sphere_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
-        for (uint32_t i = 0; i < n; i++) {
-            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-            if (sphere_holds(rec, parent, lane)) continue;
-            vl_status st = ov_room(ctx->out, OV_W);
-            if (st != VL_OK) return st;
-            ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k,
-                      ov_sphere_tri(&prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE])));
-        }
-    }
-    return VL_OK;
+    return tri_leaf(OV_SPHERE, vctx, bvh, records, ids, n, parent, lane);
 }
 
 /* Box trees: closed intervals, exact. */
