@@ -17,14 +17,10 @@
 
 #include <volley/volley.h>
 
-#include "../tests/scenes.h"
+#include "bench_scenes.h"
 
-#ifdef VOLLEY_BENCH_EMBREE
-#include <embree3/rtcore.h>
-#endif
 #ifdef VOLLEY_BENCH_BULLET
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
-#include <btBulletCollisionCommon.h>
 #endif
 
 namespace {
@@ -43,28 +39,13 @@ struct BenchScene {
     RTCScene scene = nullptr;
 #endif
 #ifdef VOLLEY_BENCH_BULLET
-    std::vector<int> indices;
-    std::vector<btScalar> verts;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btBvhTriangleMeshShape> shape;
+    BulletMesh bullet;
 #endif
 };
 
-bool load_mesh(int which, scene_mesh* m) {
-    if (which == 0) {
-        if (!scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", m)) return false;
-        scene_agents_in_bounds(m, 4096, 7);
-        return true;
-    }
-    return scene_world(640, 3000, 4096, 42, m) != 0;
-}
+constexpr uint32_t kAgents = 4096;
 
-bool bunny_present() {
-    scene_mesh m;
-    if (!scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &m)) return false;
-    scene_free(&m);
-    return true;
-}
+bool load_mesh(int which, scene_mesh* m) { return bench_load_mesh(which, kAgents, m); }
 
 // Scenes are made on first use, so that a filtered run pays only for what it needs.
 BenchScene* get_scene(int which) {
@@ -72,10 +53,8 @@ BenchScene* get_scene(int which) {
     if (scenes[which]) return scenes[which];
     auto* s = new BenchScene;
     s->name = which ? "world" : "bunny";
-    if (!load_mesh(which, &s->mesh)) return nullptr;
+    if (!bench_load_bvh(which, kAgents, &s->mesh, &s->bvh)) return nullptr;
     const scene_mesh& m = s->mesh;
-    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
-        return nullptr;
     for (int r = 0; r < 3; r++) {
         s->rays[r].resize(kRays);
         if (r == 0) scene_rays_random(&m, kRays, 1001, s->rays[r].data());
@@ -162,26 +141,10 @@ void BM_volley_build(benchmark::State& state, int which) {
 }
 
 #ifdef VOLLEY_BENCH_EMBREE
-RTCScene embree_build(RTCDevice device, const scene_mesh& m) {
-    RTCScene scene = rtcNewScene(device);
-    RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
-    auto* v = (float*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
-                                              m.vertex_count);
-    std::memcpy(v, m.xyz, sizeof(float) * 3 * m.vertex_count);
-    auto* t = (unsigned*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
-                                                 3 * sizeof(unsigned), m.triangle_count);
-    std::memcpy(t, m.indices, sizeof(unsigned) * 3 * m.triangle_count);
-    rtcCommitGeometry(geom);
-    rtcAttachGeometry(scene, geom);
-    rtcReleaseGeometry(geom);
-    rtcCommitScene(scene);
-    return scene;
-}
-
 RTCScene embree_scene(BenchScene* s) {
     if (!s->scene) {
         s->device = rtcNewDevice("threads=1");
-        s->scene = embree_build(s->device, s->mesh);
+        s->scene = bench_embree_build(s->device, s->mesh);
     }
     return s->scene;
 }
@@ -259,7 +222,7 @@ void BM_embree_build(benchmark::State& state, int which) {
     if (!load_mesh(which, &m)) return state.SkipWithError("scene missing");
     RTCDevice device = rtcNewDevice("threads=1");
     for (auto _ : state) {
-        RTCScene scene = embree_build(device, m);
+        RTCScene scene = bench_embree_build(device, m);
         state.PauseTiming();
         rtcReleaseScene(scene);
         state.ResumeTiming();
@@ -280,19 +243,10 @@ struct ClosestCallback : btTriangleRaycastCallback {
     }
 };
 
-void bullet_build(BenchScene* s) {
-    const scene_mesh& m = s->mesh;
-    s->indices.assign(m.indices, m.indices + 3 * (size_t)m.triangle_count);
-    s->verts.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
-    s->array.reset(new btTriangleIndexVertexArray((int)m.triangle_count, s->indices.data(), 3 * sizeof(int),
-                                                  (int)m.vertex_count, s->verts.data(), 3 * sizeof(btScalar)));
-    s->shape.reset(new btBvhTriangleMeshShape(s->array.get(), true, true));
-}
-
 void BM_bullet(benchmark::State& state, int which, int rayset) {
     BenchScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    if (!s->shape) bullet_build(s);
+    if (!s->bullet.shape) s->bullet.build(s->mesh);
     const std::vector<vl_ray>& rays = s->rays[rayset];
     const uint32_t n = kRays / 16; // Bullet is slow: a sixteenth of the rays per iteration
     uint64_t traced = 0;
@@ -307,7 +261,7 @@ void BM_bullet(benchmark::State& state, int which, int rayset) {
                            r.origin[2] + r.tmin * r.dir[2]);
             btVector3 to(r.origin[0] + tmax * r.dir[0], r.origin[1] + tmax * r.dir[1], r.origin[2] + tmax * r.dir[2]);
             ClosestCallback cb(from, to);
-            s->shape->performRaycast(&cb, from, to);
+            s->bullet.shape->performRaycast(&cb, from, to);
             h += cb.triangle >= 0;
         }
         traced += n;
@@ -316,16 +270,17 @@ void BM_bullet(benchmark::State& state, int which, int rayset) {
 }
 
 void BM_bullet_build(benchmark::State& state, int which) {
-    BenchScene tmp;
-    if (!load_mesh(which, &tmp.mesh)) return state.SkipWithError("scene missing");
-    for (auto _ : state) bullet_build(&tmp);
-    state.counters["tris"] = tmp.mesh.triangle_count;
-    scene_free(&tmp.mesh);
+    scene_mesh m;
+    if (!load_mesh(which, &m)) return state.SkipWithError("scene missing");
+    BulletMesh bullet;
+    for (auto _ : state) bullet.build(m);
+    state.counters["tris"] = m.triangle_count;
+    scene_free(&m);
 }
 #endif
 
 int register_all() {
-    const bool bunny = bunny_present();
+    const bool bunny = bench_bunny_present();
     for (int which = bunny ? 0 : 1; which < 2; which++) {
         std::string sc = which ? "world" : "bunny";
         benchmark::RegisterBenchmark(("bvh/build/" + sc + "/volley").c_str(), BM_volley_build, which)

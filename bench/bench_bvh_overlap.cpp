@@ -19,11 +19,7 @@
 
 #include <volley/volley.h>
 
-#include "../tests/scenes.h"
-
-#ifdef VOLLEY_BENCH_BULLET
-#include <btBulletCollisionCommon.h>
-#endif
+#include "bench_scenes.h"
 
 namespace {
 
@@ -35,17 +31,9 @@ struct OverlapScene {
     std::vector<vl_aabb> boxes;
     std::vector<vl_sphere> spheres;
 #ifdef VOLLEY_BENCH_BULLET
-    std::vector<int> indices;
-    std::vector<btScalar> verts;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btBvhTriangleMeshShape> shape;
+    BulletMesh bullet;
 #endif
 };
-
-bool load(int which, scene_mesh* m) {
-    if (which == 0) return scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", m) != 0;
-    return scene_world(640, 3000, 16, 42, m) != 0;
-}
 
 // The queries on the surface, placed as the volley tool's bench places them (tests/scenes.h).
 void make_queries(OverlapScene* s) {
@@ -58,10 +46,7 @@ OverlapScene* get_scene(int which) {
     static OverlapScene* scenes[2] = {nullptr, nullptr};
     if (scenes[which]) return scenes[which];
     auto* s = new OverlapScene;
-    if (!load(which, &s->mesh)) return nullptr;
-    const scene_mesh& m = s->mesh;
-    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
-        return nullptr;
+    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
     make_queries(s);
     scenes[which] = s;
     return s;
@@ -203,19 +188,10 @@ struct SphereCallback : btTriangleCallback {
     }
 };
 
-void bullet_build(OverlapScene* s) {
-    const scene_mesh& m = s->mesh;
-    s->indices.assign(m.indices, m.indices + 3 * (size_t)m.triangle_count);
-    s->verts.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
-    s->array.reset(new btTriangleIndexVertexArray((int)m.triangle_count, s->indices.data(), 3 * sizeof(int),
-                                                  (int)m.vertex_count, s->verts.data(), 3 * sizeof(btScalar)));
-    s->shape.reset(new btBvhTriangleMeshShape(s->array.get(), true, true));
-}
-
 void BM_bullet(benchmark::State& state, int which, int spheres) {
     OverlapScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    if (!s->shape) bullet_build(s);
+    if (!s->bullet.shape) s->bullet.build(s->mesh);
     std::vector<vl_pair> out;
     out.reserve(1u << 20);
     uint64_t done = 0, pairs = 0;
@@ -228,14 +204,14 @@ void BM_bullet(benchmark::State& state, int which, int spheres) {
                 cb.center = btVector3(q.center[0], q.center[1], q.center[2]);
                 cb.r2 = q.radius * q.radius, cb.query = i, cb.out = &out;
                 btVector3 r(q.radius, q.radius, q.radius);
-                s->shape->processAllTriangles(&cb, cb.center - r, cb.center + r);
+                s->bullet.shape->processAllTriangles(&cb, cb.center - r, cb.center + r);
             } else {
                 const vl_aabb& q = s->boxes[i];
                 BoxCallback cb;
                 cb.bmin = btVector3(q.min[0], q.min[1], q.min[2]);
                 cb.bmax = btVector3(q.max[0], q.max[1], q.max[2]);
                 cb.query = i, cb.out = &out;
-                s->shape->processAllTriangles(&cb, cb.bmin, cb.bmax);
+                s->bullet.shape->processAllTriangles(&cb, cb.bmin, cb.bmax);
             }
         }
         done += kQueries;
@@ -247,9 +223,7 @@ void BM_bullet(benchmark::State& state, int which, int spheres) {
 #endif
 
 int register_all() {
-    scene_mesh probe;
-    const bool bunny = scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &probe) != 0;
-    if (bunny) scene_free(&probe);
+    const bool bunny = bench_bunny_present();
     for (int which = bunny ? 0 : 1; which < 2; which++) {
         const std::string sc = which ? "world" : "bunny";
         for (int spheres = 0; spheres < 2; spheres++) {

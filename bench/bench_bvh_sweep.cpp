@@ -17,11 +17,7 @@
 
 #include <volley/volley.h>
 
-#include "../tests/scenes.h"
-
-#ifdef VOLLEY_BENCH_BULLET
-#include <btBulletCollisionCommon.h>
-#endif
+#include "bench_scenes.h"
 
 namespace {
 
@@ -33,10 +29,7 @@ struct SweepScene {
     std::vector<vl_sphere_sweep> spheres;
     std::vector<vl_box_sweep> boxes;
 #ifdef VOLLEY_BENCH_BULLET
-    std::vector<int> indices;
-    std::vector<btScalar> verts;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btBvhTriangleMeshShape> shape;
+    BulletMesh bullet;
     std::unique_ptr<btDefaultCollisionConfiguration> config;
     std::unique_ptr<btCollisionDispatcher> dispatcher;
     std::unique_ptr<btDbvtBroadphase> broadphase;
@@ -53,19 +46,11 @@ void make_sweeps(SweepScene* s) {
     scene_sweeps(&s->mesh, kSweeps, 2024, s->spheres.data(), s->boxes.data());
 }
 
-bool load_mesh(int which, scene_mesh* m) {
-    if (which == 0) return scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", m) != 0;
-    return scene_world(640, 3000, 16, 42, m) != 0;
-}
-
 SweepScene* get_scene(int which) {
     static SweepScene* scenes[2] = {nullptr, nullptr};
     if (scenes[which]) return scenes[which];
     auto* s = new SweepScene;
-    if (!load_mesh(which, &s->mesh)) return nullptr;
-    const scene_mesh& m = s->mesh;
-    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
-        return nullptr;
+    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
     make_sweeps(s);
     scenes[which] = s;
     return s;
@@ -114,18 +99,13 @@ void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
 
 #ifdef VOLLEY_BENCH_BULLET
 void bullet_build(SweepScene* s) {
-    const scene_mesh& m = s->mesh;
-    s->indices.assign(m.indices, m.indices + 3 * (size_t)m.triangle_count);
-    s->verts.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
-    s->array.reset(new btTriangleIndexVertexArray((int)m.triangle_count, s->indices.data(), 3 * sizeof(int),
-                                                  (int)m.vertex_count, s->verts.data(), 3 * sizeof(btScalar)));
-    s->shape.reset(new btBvhTriangleMeshShape(s->array.get(), true, true));
+    s->bullet.build(s->mesh);
     s->config.reset(new btDefaultCollisionConfiguration());
     s->dispatcher.reset(new btCollisionDispatcher(s->config.get()));
     s->broadphase.reset(new btDbvtBroadphase());
     s->world.reset(new btCollisionWorld(s->dispatcher.get(), s->broadphase.get(), s->config.get()));
     s->object.reset(new btCollisionObject());
-    s->object->setCollisionShape(s->shape.get());
+    s->object->setCollisionShape(s->bullet.shape.get());
     s->world->addCollisionObject(s->object.get());
     s->world->updateAabbs();
     for (uint32_t i = 0; i < kSweeps; i++) {
@@ -169,9 +149,7 @@ void BM_bullet(benchmark::State& state, int which, int boxes) {
 #endif
 
 int register_all() {
-    scene_mesh probe;
-    const bool bunny = scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &probe) != 0;
-    if (bunny) scene_free(&probe);
+    const bool bunny = bench_bunny_present();
     for (int which = bunny ? 0 : 1; which < 2; which++) {
         for (int boxes = 0; boxes < 2; boxes++) {
             std::string p = std::string("sweep/") + (which ? "world" : "bunny") + "/" + (boxes ? "box" : "sphere") + "/";

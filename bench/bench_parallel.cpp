@@ -22,11 +22,7 @@
 
 #include <volley/volley.h>
 
-#include "../tests/scenes.h"
-
-#ifdef VOLLEY_BENCH_EMBREE
-#include <embree3/rtcore.h>
-#endif
+#include "bench_scenes.h"
 
 namespace {
 
@@ -42,44 +38,19 @@ struct ParScene {
 #endif
 };
 
-#ifdef VOLLEY_BENCH_EMBREE
-RTCScene par_embree_build(RTCDevice device, const scene_mesh& m) {
-    RTCScene scene = rtcNewScene(device);
-    RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
-    auto* v = (float*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
-                                              m.vertex_count);
-    std::copy(m.xyz, m.xyz + 3 * (size_t)m.vertex_count, v);
-    auto* t = (unsigned*)rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
-                                                 3 * sizeof(unsigned), m.triangle_count);
-    std::copy(m.indices, m.indices + 3 * (size_t)m.triangle_count, t);
-    rtcCommitGeometry(geom);
-    rtcAttachGeometry(scene, geom);
-    rtcReleaseGeometry(geom);
-    rtcCommitScene(scene);
-    return scene;
-}
-#endif
-
 ParScene* par_scene(int which) {
     static ParScene* scenes[2] = {nullptr, nullptr};
     if (scenes[which]) return scenes[which];
     auto* s = new ParScene;
     scene_mesh& m = s->mesh;
-    if (which == 0) {
-        if (!scene_load_data(VOLLEY_DATA_DIR, "bunny00.off", &m)) return nullptr;
-        scene_agents_in_bounds(&m, 4096, 7);
-    } else if (!scene_world(640, 3000, 4096, 42, &m)) {
-        return nullptr;
-    }
-    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &s->bvh) != VL_OK)
-        return nullptr;
+    if (!bench_load_bvh(which, 4096, &m, &s->bvh)) return nullptr;
     s->rays[0].resize(kParRays);
     s->rays[1].resize(kParRays);
     scene_rays_random(&m, kParRays, 1001, s->rays[0].data());
     scene_rays_los(&m, kParRays, 1003, s->rays[1].data());
 #ifdef VOLLEY_BENCH_EMBREE
     s->device = rtcNewDevice("threads=1");
-    s->scene = par_embree_build(s->device, m);
+    s->scene = bench_embree_build(s->device, m);
 #endif
     scenes[which] = s;
     return s;
@@ -177,7 +148,7 @@ void BM_embree_par_build(benchmark::State& state, int which) {
     std::string config = "threads=" + std::to_string(state.range(0));
     RTCDevice device = rtcNewDevice(config.c_str());
     for (auto _ : state) {
-        RTCScene scene = par_embree_build(device, s->mesh);
+        RTCScene scene = bench_embree_build(device, s->mesh);
         rtcReleaseScene(scene);
     }
     rtcReleaseDevice(device);

@@ -50,11 +50,7 @@ static int brute_hits_at(const scene* s, const vl_ray* ray, uint32_t prim, float
 }
 
 static vl_bvh* build_scene(fuzz_input* in, scene* s) {
-    uint8_t mode = fuzz_byte(in);
-    s->boxes = mode & 1;
-    s->count = 1 + fuzz_byte(in) % MAX_PRIMS;
-    vl_bvh_desc desc = vl_bvh_default_desc();
-    desc.max_leaf_size = 1 + (mode >> 1) % 8;
+    vl_bvh_desc desc = fuzz_bvh_head(in, MAX_PRIMS, &s->boxes, &s->count);
     vl_bvh* bvh = NULL;
     vl_status status;
     int valid = 1;

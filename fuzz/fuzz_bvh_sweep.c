@@ -22,11 +22,7 @@ typedef struct scene {
 } scene;
 
 static vl_bvh* build_scene(fuzz_input* in, scene* s) {
-    uint8_t mode = fuzz_byte(in);
-    s->boxes = mode & 1;
-    s->count = 1 + fuzz_byte(in) % MAX_PRIMS;
-    vl_bvh_desc desc = vl_bvh_default_desc();
-    desc.max_leaf_size = 1 + (mode >> 1) % 8;
+    vl_bvh_desc desc = fuzz_bvh_head(in, MAX_PRIMS, &s->boxes, &s->count);
     vl_bvh* bvh = NULL;
     if (s->boxes) {
         for (uint32_t i = 0; i < s->count; i++)

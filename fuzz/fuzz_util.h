@@ -53,6 +53,18 @@ static inline float fuzz_coord(fuzz_input* in) {
     return f;
 }
 
+/* The head of a fuzzed BVH scene (fuzz_bvh, fuzz_bvh_sweep): a mode byte (bit 0: boxes rather
+ * than triangles; the bits above: the leaf size, 1 to 8), then the primitive count, 1 to `max`.
+ * Returns the build description with that leaf size. */
+static inline vl_bvh_desc fuzz_bvh_head(fuzz_input* in, uint32_t max, int* boxes, uint32_t* count) {
+    uint8_t mode = fuzz_byte(in);
+    *boxes = mode & 1;
+    *count = 1 + fuzz_byte(in) % max;
+    vl_bvh_desc desc = vl_bvh_default_desc();
+    desc.max_leaf_size = 1 + (mode >> 1) % 8;
+    return desc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 #endif

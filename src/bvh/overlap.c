@@ -131,6 +131,10 @@ static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
 
 /* ---- leaf tests -------------------------------------------------------------------------- */
 
+/* The query shapes. In the leaf walks below, a compile-time constant: each thin wrapper gets its
+ * own body with the shape's tests, prep and kernel inlined. */
+typedef enum { OV_BOXES, OV_SPHERES } ov_shape;
+
 /* Whether box query rec holds the whole box of lane c (then every primitive inside overlaps it). */
 static inline int box_holds(const float* rec, const vl_bvh_node4* w, uint32_t c) {
     return rec[0] <= w->bounds[0][c] && rec[1] <= w->bounds[1][c] && rec[2] <= w->bounds[2][c] &&
@@ -156,17 +160,38 @@ static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* r
     out->count = (uint32_t)(dst - out->pairs);
 }
 
+VL_INLINE int shape_holds(ov_shape shape, const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    return shape == OV_BOXES ? box_holds(rec, w, c) : sphere_holds(rec, w, c);
+}
+
+VL_INLINE void shape_prep(ov_shape shape, const float* row0, uint32_t stride, ov_vec live, ov_prep* prep) {
+    if (shape == OV_BOXES)
+        ov_box_prep(row0, stride, live, prep);
+    else
+        ov_sphere_prep(row0, stride, live, prep);
+}
+
+VL_INLINE uint32_t shape_tri(ov_shape shape, const ov_prep* prep, const float* rec) {
+    if (shape == OV_BOXES) {
+        ov_vec qmin[3], qmax[3];
+        for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
+        return ov_box_tri(prep, qmin, qmax);
+    }
+    ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
+    return ov_sphere_tri(prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE]));
+}
+
 /* Triangle leaves: queries that hold the leaf's whole box take all its triangles; for the others,
  * each chunk of OV_W triangles is prepared once (what no query changes) and every query of the
  * list is tested against it (a list of one in the single-query form). */
-static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
-                              const vl_bvh_node4* parent, uint32_t lane) {
+VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
+                             uint32_t n, const vl_bvh_node4* parent, uint32_t lane) {
     vl_ov_ctx* ctx = vctx;
     const uint32_t count = parent->count[lane];
     const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
     uint32_t tested = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!box_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+        if (!shape_holds(shape, records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
             tested++;
             continue;
         }
@@ -177,101 +202,76 @@ static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, con
     }
     for (uint32_t k = 0; k < count && tested; k += OV_W) {
         ov_prep prep;
-        ov_box_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+        shape_prep(shape, rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
         for (uint32_t i = 0; i < n; i++) {
             const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-            if (box_holds(rec, parent, lane)) continue;
+            if (shape_holds(shape, rec, parent, lane)) continue;
             vl_status st = ov_room(ctx->out, OV_W);
             if (st != VL_OK) return st;
-            ov_vec qmin[3], qmax[3];
-            for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, ov_box_tri(&prep, qmin, qmax));
+            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, shape_tri(shape, &prep, rec));
         }
     }
     return VL_OK;
+}
+
+static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+                              const vl_bvh_node4* parent, uint32_t lane) {
+    return tri_leaf(OV_BOXES, vctx, bvh, records, ids, n, parent, lane);
 }
 
 static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                                  const vl_bvh_node4* parent, uint32_t lane) {
+    return tri_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
+}
+
+/* Box trees. Box queries: closed intervals, exact. Sphere queries: the distance from the center
+ * to the box, with the same float operations as the node test and the leaf's slack tol * s
+ * (reach2, once per query). */
+VL_INLINE int shape_box_hit(ov_shape shape, const float* q, float reach2, const vl_bvh_box* b) {
+    if (shape == OV_BOXES)
+        return q[0] <= b->max[0] && q[4] >= b->min[0] && q[1] <= b->max[1] && q[5] >= b->min[1] &&
+               q[2] <= b->max[2] && q[6] >= b->min[2];
+    float d[3];
+    for (int a = 0; a < 3; a++) {
+        float lo = b->min[a] - q[a], hi = q[a] - b->max[a];
+        float m = lo > hi ? lo : hi;
+        d[a] = m > 0.0f ? m : 0.0f;
+    }
+    return (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] <= reach2;
+}
+
+VL_INLINE vl_status box_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
+                             uint32_t n, const vl_bvh_node4* parent, uint32_t lane) {
+    const uint32_t first = parent->child[lane], count = parent->count[lane];
     vl_ov_ctx* ctx = vctx;
-    const uint32_t count = parent->count[lane];
-    const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
-    uint32_t tested = 0;
+    const vl_bvh_box* boxes = bvh->boxes + first;
     for (uint32_t i = 0; i < n; i++) {
-        if (!sphere_holds(records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
-            tested++;
-            continue;
-        }
         vl_status st = ov_room(ctx->out, count);
         if (st != VL_OK) return st;
-        for (uint32_t k = 0; k < count; k += OV_W)
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
-    }
-    for (uint32_t k = 0; k < count && tested; k += OV_W) {
-        ov_prep prep;
-        ov_sphere_prep(rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
-        for (uint32_t i = 0; i < n; i++) {
-            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-            if (sphere_holds(rec, parent, lane)) continue;
-            vl_status st = ov_room(ctx->out, OV_W);
-            if (st != VL_OK) return st;
-            ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k,
-                      ov_sphere_tri(&prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE])));
+        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
+        float reach2 = 0.0f;
+        if (shape == OV_SPHERES) {
+            float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_SCALE];
+            reach2 = reach * reach;
         }
+        vl_pair* dst = ctx->out->pairs + ctx->out->count;
+        for (uint32_t k = 0; k < count; k++) {
+            const vl_bvh_box* b = &boxes[k];
+            if (shape_box_hit(shape, q, reach2, b)) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
+        }
+        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
     }
     return VL_OK;
 }
 
-/* Box trees: closed intervals, exact. */
 static vl_status box_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                               const vl_bvh_node4* parent, uint32_t lane) {
-    const uint32_t first = parent->child[lane], count = parent->count[lane];
-    vl_ov_ctx* ctx = vctx;
-    const vl_bvh_box* boxes = bvh->boxes + first;
-    for (uint32_t i = 0; i < n; i++) {
-        vl_status st = ov_room(ctx->out, count);
-        if (st != VL_OK) return st;
-        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-        vl_pair* dst = ctx->out->pairs + ctx->out->count;
-        for (uint32_t k = 0; k < count; k++) {
-            const vl_bvh_box* b = &boxes[k];
-            int hit = q[0] <= b->max[0] && q[4] >= b->min[0] && q[1] <= b->max[1] && q[5] >= b->min[1] &&
-                      q[2] <= b->max[2] && q[6] >= b->min[2];
-            if (hit) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
-        }
-        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
-    }
-    return VL_OK;
+    return box_leaf(OV_BOXES, vctx, bvh, records, ids, n, parent, lane);
 }
 
-/* Box trees: the distance from the center to the box, with the same float operations as the
- * node test and the leaf's slack tol * s. */
 static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                                  const vl_bvh_node4* parent, uint32_t lane) {
-    const uint32_t first = parent->child[lane], count = parent->count[lane];
-    vl_ov_ctx* ctx = vctx;
-    const vl_bvh_box* boxes = bvh->boxes + first;
-    for (uint32_t i = 0; i < n; i++) {
-        vl_status st = ov_room(ctx->out, count);
-        if (st != VL_OK) return st;
-        const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-        float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_SCALE];
-        float reach2 = reach * reach;
-        vl_pair* dst = ctx->out->pairs + ctx->out->count;
-        for (uint32_t k = 0; k < count; k++) {
-            const vl_bvh_box* b = &boxes[k];
-            float d[3];
-            for (int a = 0; a < 3; a++) {
-                float lo = b->min[a] - q[a], hi = q[a] - b->max[a];
-                float m = lo > hi ? lo : hi;
-                d[a] = m > 0.0f ? m : 0.0f;
-            }
-            if ((d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] <= reach2) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
-        }
-        ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
-    }
-    return VL_OK;
+    return box_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
 }
 
 static const vl_query_kind k_box_tri = {box_node_test, box_node_test1, box_tri_leaf};
@@ -280,8 +280,6 @@ static const vl_query_kind k_box_box = {box_node_test, box_node_test1, box_box_l
 static const vl_query_kind k_sphere_box = {sphere_node_test, sphere_node_test1, sphere_box_leaf};
 
 /* ---- entry points ------------------------------------------------------------------------ */
-
-typedef enum { OV_BOXES, OV_SPHERES } ov_shape;
 
 static const vl_query_kind* ov_kind(const vl_bvh* bvh, ov_shape shape) {
     if (bvh->kind == VL_BVH_TRIANGLES) return shape == OV_BOXES ? &k_box_tri : &k_sphere_tri;

@@ -50,51 +50,87 @@ static void refit_wide(vl_bvh* bvh) {
     }
 }
 
+/* A triangle leaf: its triangles rebuilt from the moved vertices, its box their bounds, grown
+ * into lo/hi (the bounds of all the vertices, for the margin). */
+static void refit_tri_leaf(vl_bvh* bvh, vl_bvh_node* node, uint32_t count, const float* xyz, float lo[3],
+                           float hi[3]) {
+    float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    float* rows = vl_bvh_leaf_rows(bvh, node->index);
+    for (uint32_t k = 0; k < count; k++) {
+        const uint32_t* corner = bvh->corners + 3 * ((size_t)node->index + k);
+        const float *p0 = xyz + 3 * (size_t)corner[0], *p1 = xyz + 3 * (size_t)corner[1],
+                    *p2 = xyz + 3 * (size_t)corner[2];
+        vl_bvh_tri tri;
+        vl_bvh_tri_setup(&tri, p0, p1, p2, vl_bvh_leaf_prim(rows, count, k));
+        vl_bvh_tri_put(rows, count, k, &tri);
+        for (int a = 0; a < 3; a++) {
+            float x = p0[a], y = p1[a], z = p2[a];
+            float tmn = x < y ? (x < z ? x : z) : (y < z ? y : z), tmx = x > y ? (x > z ? x : z) : (y > z ? y : z);
+            mn[a] = tmn < mn[a] ? tmn : mn[a];
+            mx[a] = tmx > mx[a] ? tmx : mx[a];
+        }
+    }
+    for (int a = 0; a < 3; a++) {
+        node->min[a] = mn[a], node->max[a] = mx[a];
+        lo[a] = mn[a] < lo[a] ? mn[a] : lo[a];
+        hi[a] = mx[a] > hi[a] ? mx[a] : hi[a];
+    }
+}
+
+/* A box leaf: its slots' boxes copied from the moved ones, its box their bounds. */
+static void refit_box_leaf(vl_bvh* bvh, vl_bvh_node* node, uint32_t count, const vl_aabb* boxes) {
+    for (int a = 0; a < 3; a++) node->min[a] = INFINITY, node->max[a] = -INFINITY;
+    for (uint32_t k = 0; k < count; k++) {
+        vl_bvh_box* slot = &bvh->boxes[node->index + k];
+        const vl_aabb* src = &boxes[slot->prim];
+        for (int a = 0; a < 3; a++) {
+            slot->min[a] = src->min[a], slot->max[a] = src->max[a];
+            /* as the build: bounds at or past FLT_MAX in magnitude make the node's infinite */
+            float mn = src->min[a] <= -FLT_MAX ? -INFINITY : (src->min[a] >= FLT_MAX ? FLT_MAX : src->min[a]);
+            float mx = src->max[a] >= FLT_MAX ? INFINITY : (src->max[a] <= -FLT_MAX ? -FLT_MAX : src->max[a]);
+            node->min[a] = mn < node->min[a] ? mn : node->min[a];
+            node->max[a] = mx > node->max[a] ? mx : node->max[a];
+        }
+    }
+}
+
+/* The binary nodes from the last to the first: leaves from the moved triangles (xyz, growing
+ * lo/hi) or boxes, inner nodes the union of their children (refit already: they come after it). */
+static void refit_nodes(vl_bvh* bvh, const float* xyz, const vl_aabb* boxes, float lo[3], float hi[3]) {
+    for (uint32_t ni = bvh->node_count; ni-- > 0;) {
+        vl_bvh_node* node = &bvh->nodes[ni];
+        const uint32_t count = vl_bvh_node_count(node);
+        if (!count)
+            union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
+        else if (xyz)
+            refit_tri_leaf(bvh, node, count, xyz, lo, hi);
+        else
+            refit_box_leaf(bvh, node, count, boxes);
+    }
+}
+
+/* The node4s from the binary nodes, then (debug builds) the whole tree checked. */
+static vl_status refit_finish(vl_bvh* bvh) {
+    refit_wide(bvh);
+#ifndef NDEBUG
+    if (vl_bvh_check(bvh) != VL_OK) __builtin_trap();
+#endif
+    return VL_OK;
+}
+
 vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz) {
     if (!bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
     for (size_t i = 0; i < 3 * (size_t)bvh->vertex_count; i++)
         if (!isfinite(xyz[i])) return VL_ERR_INVALID_GEOMETRY;
 
     float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-    for (uint32_t ni = bvh->node_count; ni-- > 0;) {
-        vl_bvh_node* node = &bvh->nodes[ni];
-        const uint32_t count = vl_bvh_node_count(node);
-        if (!count) {
-            union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
-            continue;
-        }
-        float mn[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, mx[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-        float* rows = vl_bvh_leaf_rows(bvh, node->index);
-        for (uint32_t k = 0; k < count; k++) {
-            const uint32_t* corner = bvh->corners + 3 * ((size_t)node->index + k);
-            const float *p0 = xyz + 3 * (size_t)corner[0], *p1 = xyz + 3 * (size_t)corner[1],
-                        *p2 = xyz + 3 * (size_t)corner[2];
-            vl_bvh_tri tri;
-            vl_bvh_tri_setup(&tri, p0, p1, p2, vl_bvh_leaf_prim(rows, count, k));
-            vl_bvh_tri_put(rows, count, k, &tri);
-            for (int a = 0; a < 3; a++) {
-                float x = p0[a], y = p1[a], z = p2[a];
-                float tmn = x < y ? (x < z ? x : z) : (y < z ? y : z), tmx = x > y ? (x > z ? x : z) : (y > z ? y : z);
-                mn[a] = tmn < mn[a] ? tmn : mn[a];
-                mx[a] = tmx > mx[a] ? tmx : mx[a];
-            }
-        }
-        for (int a = 0; a < 3; a++) {
-            node->min[a] = mn[a], node->max[a] = mx[a];
-            lo[a] = mn[a] < lo[a] ? mn[a] : lo[a];
-            hi[a] = mx[a] > hi[a] ? mx[a] : hi[a];
-        }
-    }
+    refit_nodes(bvh, xyz, NULL, lo, hi);
     /* the boxes above are the primitives' own; grow them by the margin as the build does */
     const float pad = vl_bvh_triangle_pad(lo, hi);
     bvh->pad = pad;
     for (uint32_t ni = 0; ni < bvh->node_count; ni++)
         for (int a = 0; a < 3; a++) bvh->nodes[ni].min[a] -= pad, bvh->nodes[ni].max[a] += pad;
-    refit_wide(bvh);
-#ifndef NDEBUG
-    if (vl_bvh_check(bvh) != VL_OK) __builtin_trap();
-#endif
-    return VL_OK;
+    return refit_finish(bvh);
 }
 
 vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes) {
@@ -104,30 +140,6 @@ vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes) {
             if (isnan(boxes[i].min[a]) || isnan(boxes[i].max[a]) || boxes[i].min[a] > boxes[i].max[a])
                 return VL_ERR_INVALID_BOUNDS;
 
-    for (uint32_t ni = bvh->node_count; ni-- > 0;) {
-        vl_bvh_node* node = &bvh->nodes[ni];
-        const uint32_t count = vl_bvh_node_count(node);
-        if (!count) {
-            union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
-            continue;
-        }
-        for (int a = 0; a < 3; a++) node->min[a] = INFINITY, node->max[a] = -INFINITY;
-        for (uint32_t k = 0; k < count; k++) {
-            vl_bvh_box* slot = &bvh->boxes[node->index + k];
-            const vl_aabb* src = &boxes[slot->prim];
-            for (int a = 0; a < 3; a++) {
-                slot->min[a] = src->min[a], slot->max[a] = src->max[a];
-                /* as the build: bounds at or past FLT_MAX in magnitude make the node's infinite */
-                float mn = src->min[a] <= -FLT_MAX ? -INFINITY : (src->min[a] >= FLT_MAX ? FLT_MAX : src->min[a]);
-                float mx = src->max[a] >= FLT_MAX ? INFINITY : (src->max[a] <= -FLT_MAX ? -FLT_MAX : src->max[a]);
-                node->min[a] = mn < node->min[a] ? mn : node->min[a];
-                node->max[a] = mx > node->max[a] ? mx : node->max[a];
-            }
-        }
-    }
-    refit_wide(bvh);
-#ifndef NDEBUG
-    if (vl_bvh_check(bvh) != VL_OK) __builtin_trap();
-#endif
-    return VL_OK;
+    refit_nodes(bvh, NULL, boxes, NULL, NULL);
+    return refit_finish(bvh);
 }
