@@ -543,6 +543,8 @@ BENCHMARK_TEMPLATE(BM_SapFrame, VolleyStaticSap)->DenseRange(0, 3)->Unit(benchma
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyStaticSap)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleySap)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyBoxPruning)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyMultiSap)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyGrid)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyStaticSap)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleySap)->Unit(benchmark::kMillisecond);
 #ifdef VOLLEY_BENCH_BULLET
