@@ -1,5 +1,5 @@
 /* The parallel forms against their serial forms, exactly: batched raycasts, sweeps and overlaps,
- * and the BVH build, for 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
+ * box pruning and the BVH build, for 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
  * that runs tasks inline and returns NULL (Box2D's convention), and one whose enqueue fails. The
  * second call on a context allocates nothing; bad input is refused. */
 #include <pthread.h>
@@ -7,6 +7,7 @@
 
 #include "bvh/bvh_internal.h"
 #include "bvh/parallel.h"
+#include "sap/prune_work.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"
@@ -658,6 +659,150 @@ static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
     free(ss), free(bs), free(qb), free(qs), free(hits), free(contacts);
 }
 
+/* ---- box pruning ---------------------------------------------------------------------------- */
+
+/* The documented order: the unbanded prune over one sort, as the serial internals give it. */
+static void prune_unbanded(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, vl_pair_buffer* out) {
+    vl_prune_work work;
+    memset(&work, 0, sizeof work);
+    CHECK(vl_prune_work_sort(&work, a, na, b, nb) == VL_OK, "sort");
+    if (b)
+        vl_prune_bipartite(&work.set[0], &work.set[1], 0, out);
+    else
+        vl_prune_complete(&work.set[0], 0, out);
+    vl_prune_work_free(&work);
+}
+
+static vl_status prune_par(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
+                           vl_pair_buffer* out) {
+    return b ? vl_box_prune_bipartite_parallel(ctx, a, na, b, nb, out) : vl_box_prune_parallel(ctx, a, na, out);
+}
+
+/* b NULL: complete pruning of a; else a against b. */
+static void check_prune_case(const char* name, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb) {
+    vl_pair_buffer serial = {0}, order = {0}, got = {0};
+    vl_status st = b ? vl_box_prune_bipartite(a, na, b, nb, &serial) : vl_box_prune(a, na, &serial);
+    CHECK(st == VL_OK, "%s: serial prune", name);
+    if ((b && na && nb) || (!b && na >= 2)) prune_unbanded(a, na, b, nb, &order);
+    for (int sys = 0; sys < SYS_COUNT; sys++)
+        for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+            toy_system toy;
+            vl_thread_pool* pool;
+            vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+            for (int round = 0; round < 2; round++) {
+                vl_pair_buffer_reserve(&got, 1); /* the pairs go after what out holds */
+                got.pairs[0].a = 0xDEAD, got.pairs[0].b = 0xBEEF, got.count = 1;
+                st = prune_par(ctx, a, na, b, nb, &got);
+                CHECK(st == VL_OK, "%s %s x%u: status %d", name, k_sys_names[sys], k_workers[wi], (int)st);
+                CHECK(got.pairs[0].a == 0xDEAD && got.pairs[0].b == 0xBEEF, "out's pairs kept");
+                CHECK(got.count - 1 == order.count &&
+                          memcmp(got.pairs + 1, order.pairs, sizeof(vl_pair) * order.count) == 0,
+                      "%s, %s x%u: the pair list differs from the sweep order (%u pairs, want %u)", name,
+                      k_sys_names[sys], k_workers[wi], got.count - 1, order.count);
+            }
+            vl_context_destroy(ctx);
+            vl_thread_pool_destroy(pool);
+        }
+    sort_pairs(serial.pairs, serial.count);
+    sort_pairs(order.pairs, order.count);
+    CHECK(order.count == serial.count && memcmp(order.pairs, serial.pairs, sizeof(vl_pair) * serial.count) == 0,
+          "%s: the pair set differs from the serial call's (%u pairs, want %u)", name, order.count, serial.count);
+    printf("%s: %u pairs, the same list for every job system and worker count\n", name, serial.count);
+    vl_pair_buffer_free(&serial), vl_pair_buffer_free(&order), vl_pair_buffer_free(&got);
+}
+
+static void make_boxes(vl_aabb* boxes, uint32_t n, uint64_t seed, float extent, float size) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            boxes[i].min[a] = test_float(&rng, -extent, extent);
+            boxes[i].max[a] = boxes[i].min[a] + test_float(&rng, 0.0f, size);
+        }
+}
+
+static void check_prunes(void) {
+    uint32_t n = test_scaled(40000) < 6000 ? 6000 : test_scaled(40000);
+    vl_aabb* a = malloc(sizeof(vl_aabb) * n);
+    vl_aabb* b = malloc(sizeof(vl_aabb) * n);
+    make_boxes(a, n, 11, 100.0f, 4.0f);
+    make_boxes(b, n, 12, 100.0f, 4.0f);
+    a[17].min[1] = -INFINITY, a[17].max[0] = INFINITY; /* a ground plane */
+    for (uint32_t i = 100; i < 160; i++) a[i] = a[99]; /* equal boxes: ties in the sort */
+    check_prune_case("prune, 5 boxes", a, 5, NULL, 0);
+    check_prune_case("prune, 1 box", a, 1, NULL, 0);
+    check_prune_case("prune, 3000 boxes", a, 3000, NULL, 0);
+    check_prune_case("prune, scattered", a, n, NULL, 0);
+    check_prune_case("bipartite, 5 x 3000", a, 5, b, 3000);
+    check_prune_case("bipartite, 0 x 3000", a, 0, b, 3000);
+    check_prune_case("bipartite, scattered", a, n, b, n / 3);
+    for (uint32_t i = 0; i < n; i++) b[i].min[2] += 0.5f, b[i].max[2] += 0.5f;
+    check_prune_case("bipartite, b x a", b, n / 2, a, n);
+    /* dense: many boxes on a short line, every range full of pairs */
+    make_boxes(a, 3000, 13, 10.0f, 3.0f);
+    check_prune_case("prune, dense", a, 3000, NULL, 0);
+    for (uint32_t i = 0; i < 3000; i++) b[i] = a[(i * 7) % 3000];
+    check_prune_case("bipartite, dense with equal boxes", a, 3000, b, 3000);
+
+    /* no allocation on the second call; bad arguments */
+    for (int sys = 0; sys < 2; sys++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        vl_allocator locked = {locked_alloc, locked_free, &h};
+        vl_set_allocator(&locked);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
+        vl_pair_buffer out = {0};
+        for (int round = 0; round < 3; round++) {
+            pthread_mutex_lock(&g_hooks_lock);
+            long before = h.allocs;
+            pthread_mutex_unlock(&g_hooks_lock);
+            out.count = 0;
+            CHECK(vl_box_prune_parallel(ctx, a, 3000, &out) == VL_OK, "prune");
+            CHECK(vl_box_prune_bipartite_parallel(ctx, a, 3000, b, 3000, &out) == VL_OK, "bipartite");
+            pthread_mutex_lock(&g_hooks_lock);
+            long made = h.allocs - before;
+            pthread_mutex_unlock(&g_hooks_lock);
+            if (round > 0) CHECK(made == 0, "%s: %ld allocations in box pruning after the first round",
+                                 k_sys_names[sys], made);
+        }
+        vl_pair_buffer_free(&out);
+        vl_context_destroy(ctx);
+        vl_thread_pool_destroy(pool);
+        test_alloc_end(&h);
+        CHECK(h.bytes == 0 && h.misaligned == 0, "all returned");
+    }
+    {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
+        h.budget = 0;
+        vl_pair_buffer out = {0};
+        CHECK(vl_box_prune_parallel(ctx, a, 3000, &out) == VL_ERR_OUT_OF_MEMORY && out.count == 0, "no memory");
+        vl_context_destroy(ctx);
+        test_alloc_end(&h);
+    }
+    vl_context* ctx = NULL;
+    vl_context_create(NULL, &ctx);
+    vl_pair_buffer out = {0}, bad = {NULL, 3, 0};
+    CHECK(vl_box_prune_parallel(NULL, a, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_box_prune_bipartite_parallel(NULL, a, 10, b, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_box_prune_parallel(ctx, NULL, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_box_prune_bipartite_parallel(ctx, a, 10, NULL, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL b");
+    CHECK(vl_box_prune_parallel(ctx, a, 10, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune_parallel(ctx, a, 10, &bad) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
+    CHECK(vl_box_prune_parallel(ctx, a, 0x7FFFFFF1u, &out) == VL_ERR_TOO_LARGE, "too many");
+    a[5].min[0] = NAN;
+    CHECK(vl_box_prune_parallel(ctx, a, 10, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN box");
+    CHECK(vl_box_prune_bipartite_parallel(ctx, b, 10, a, 10, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0,
+          "NaN box in b");
+    CHECK(vl_box_prune_parallel(ctx, NULL, 0, &out) == VL_OK && out.count == 0, "count 0");
+    vl_context_destroy(ctx);
+    free(a), free(b);
+}
+
 static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
     vl_context* ctx = NULL;
     vl_task_system ts = {toy_enqueue, NULL, NULL, 2};
@@ -745,6 +890,7 @@ int main(void) {
     check_no_allocation(bw, rays, n < 20000 ? n : 20000);
     check_bad_input(bw, rays);
     check_query_memory(bw, &world);
+    check_prunes();
     free(rays);
     vl_bvh_destroy(bw);
     vl_bvh_destroy(bs);
