@@ -238,10 +238,66 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     vl_thread_pool_destroy(pool);
 }
 
+// The parallel sweeps, overlaps and box pruning against one worker (W = 1: no job system). kind
+// 0: 16384 sphere sweeps (closest, contacts) over the world, 1: 16384 box overlaps, 2: box pruning
+// of 100K boxes, 3: bipartite pruning of 100K x 25K boxes; in one call each.
+//   volley_bench --benchmark_filter='par/query/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+void BM_par_query(benchmark::State& state, int kind) {
+    const uint32_t workers = (uint32_t)state.range(0);
+    ParScene* s = kind < 2 ? par_scene(1) : nullptr;
+    if (kind < 2 && !s) return state.SkipWithError("scene missing");
+    ParContext pc(workers);
+    constexpr uint32_t kQueries = 16384, kBoxes = 100000, kB = 25000;
+    std::vector<vl_sphere_sweep> sweeps(kQueries);
+    std::vector<vl_aabb> boxes(kind < 2 ? kQueries : kBoxes + kB);
+    std::vector<vl_hit> hits(kQueries);
+    std::vector<vl_contact> contacts(kQueries);
+    uint64_t x = 12345;
+    auto rnd = [&x](float lo, float hi) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        return lo + (hi - lo) * (float)((x >> 40) * (1.0 / 16777216.0));
+    };
+    float lo[3] = {-100, -100, -100}, hi[3] = {100, 100, 100}, size = kind < 2 ? 3.0f : 1.2f;
+    if (s)
+        for (int a = 0; a < 3; a++) lo[a] = s->mesh.lo[a], hi[a] = s->mesh.hi[a];
+    for (uint32_t i = 0; i < kQueries; i++) {
+        vl_sphere_sweep& w = sweeps[i];
+        for (int a = 0; a < 3; a++) w.center[a] = rnd(lo[a], hi[a]), w.dir[a] = rnd(-1, 1);
+        w.radius = rnd(0.1f, 1.0f), w.tmax = rnd(0, 30);
+    }
+    for (auto& b : boxes)
+        for (int a = 0; a < 3; a++) b.min[a] = rnd(lo[a], hi[a]), b.max[a] = b.min[a] + rnd(0, size);
+    vl_pair_buffer out = {};
+    auto run = [&]() {
+        out.count = 0;
+        switch (kind) {
+        case 0: vl_bvh_sweep_spheres_parallel(pc.ctx, s->bvh, sweeps.data(), kQueries, 0, hits.data(), contacts.data()); break;
+        case 1: vl_bvh_overlap_boxes_parallel(pc.ctx, s->bvh, boxes.data(), kQueries, &out); break;
+        case 2: vl_box_prune_parallel(pc.ctx, boxes.data(), kBoxes, &out); break;
+        default: vl_box_prune_bipartite_parallel(pc.ctx, boxes.data(), kBoxes, boxes.data() + kBoxes, kB, &out); break;
+        }
+    };
+    run(); // warm: the context grows once
+    for (auto _ : state) run();
+    state.counters["pairs"] = (double)out.count;
+    state.SetItemsProcessed((int64_t)state.iterations() * (kind < 2 ? kQueries : kBoxes));
+    vl_pair_buffer_free(&out);
+}
+
 double par_min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
 struct ParRegistrar {
     ParRegistrar() {
+        const char* kinds[4] = {"sweep_spheres/world", "overlap_boxes/world", "box_prune/100k",
+                                "box_prune_bipartite/100kx25k"};
+        for (int k = 0; k < 4; k++)
+            for (int w : {1, 2})
+                benchmark::RegisterBenchmark((std::string("par/query/") + kinds[k]).c_str(), BM_par_query, k)
+                    ->Arg(w)
+                    ->ArgName("workers")
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime()
+                    ->ComputeStatistics("min", par_min);
         const char* scenes[2] = {"bunny", "world"};
         const char* sets[2] = {"random", "los"};
         for (int which = 0; which < 2; which++) {

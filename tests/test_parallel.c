@@ -1,5 +1,5 @@
-/* The parallel forms against their serial forms, exactly: batched raycasts and the BVH build, for
- * 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
+/* The parallel forms against their serial forms, exactly: batched raycasts, sweeps and overlaps,
+ * box pruning and the BVH build, for 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
  * that runs tasks inline and returns NULL (Box2D's convention), and one whose enqueue fails. The
  * second call on a context allocates nothing; bad input is refused. */
 #include <pthread.h>
@@ -7,6 +7,7 @@
 
 #include "bvh/bvh_internal.h"
 #include "bvh/parallel.h"
+#include "sap/prune_work.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"
@@ -233,6 +234,241 @@ static void check_build(const char* scene, const scene_mesh* m, const vl_aabb* b
     vl_bvh_destroy(serial);
 }
 
+/* ---- sweeps --------------------------------------------------------------------------------- */
+
+static void* aligned_block(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64); }
+
+/* n sphere sweeps and n box sweeps across the mesh's bounds, one of each invalid (index 3). */
+static void make_sweeps(const scene_mesh* m, uint32_t n, uint64_t seed, vl_sphere_sweep* s, vl_box_sweep* b) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++) {
+        float r = test_float(&rng, 0.05f, 1.5f);
+        for (int a = 0; a < 3; a++) {
+            float c = test_float(&rng, m->lo[a], m->hi[a]);
+            float d = test_float(&rng, -1.0f, 1.0f);
+            s[i].center[a] = c, s[i].dir[a] = d;
+            b[i].box.min[a] = c - r, b[i].box.max[a] = c + test_float(&rng, 0.05f, 1.5f);
+            b[i].dir[a] = -d;
+        }
+        s[i].radius = r;
+        s[i].tmax = b[i].tmax = (i % 5 == 0) ? INFINITY : test_float(&rng, 0.0f, 30.0f);
+    }
+    if (n > 3) s[3].radius = -1.0f, b[3].box.min[0] = NAN;
+}
+
+static vl_status sweep_serial(const vl_bvh* bvh, const void* sweeps, int boxes, uint32_t count, uint32_t flags,
+                              vl_hit* hits, vl_contact* contacts) {
+    size_t bytes = vl_bvh_sweep_scratch_size(bvh, count, flags);
+    void* scratch = aligned_block(bytes);
+    vl_status st = boxes ? vl_bvh_sweep_boxes_scratch(bvh, sweeps, count, flags, hits, contacts, scratch, bytes)
+                         : vl_bvh_sweep_spheres_scratch(bvh, sweeps, count, flags, hits, contacts, scratch, bytes);
+    free(scratch);
+    return st;
+}
+
+static vl_status sweep_par(vl_context* ctx, const vl_bvh* bvh, const void* sweeps, int boxes, uint32_t count,
+                           uint32_t flags, vl_hit* hits, vl_contact* contacts) {
+    return boxes ? vl_bvh_sweep_boxes_parallel(ctx, bvh, sweeps, count, flags, hits, contacts)
+                 : vl_bvh_sweep_spheres_parallel(ctx, bvh, sweeps, count, flags, hits, contacts);
+}
+
+/* The documented reference: the serial _scratch form block by block, blocks as the parallel form cuts them. */
+static vl_status sweep_by_blocks(const vl_bvh* bvh, const void* sweeps, int boxes, uint32_t count, uint32_t flags,
+                                 vl_hit* hits, vl_contact* contacts) {
+    uint32_t block = vl_bvh_parallel_query_block(count);
+    if (block > count) block = count;
+    vl_status worst = VL_OK;
+    for (uint32_t first = 0; first < count; first += block) {
+        uint32_t n = count - first < block ? count - first : block;
+        const void* part = boxes ? (const void*)((const vl_box_sweep*)sweeps + first)
+                                 : (const void*)((const vl_sphere_sweep*)sweeps + first);
+        vl_status st = sweep_serial(bvh, part, boxes, n, flags, hits + first, contacts + first);
+        if (st != VL_OK) worst = st;
+    }
+    return worst;
+}
+
+/* Largest coordinate magnitude of the mesh. */
+static float mesh_scale(const scene_mesh* m) {
+    float s = 0.0f;
+    for (int a = 0; a < 3; a++) s = fmaxf(s, fmaxf(fabsf(m->lo[a]), fabsf(m->hi[a])));
+    return s;
+}
+
+static void check_sweeps(const char* scene, const vl_bvh* bvh, const scene_mesh* m, uint32_t n) {
+    static const uint32_t sizes[] = {5, 300, 5000};
+    vl_sphere_sweep* ss = malloc(sizeof *ss * n);
+    vl_box_sweep* bs = malloc(sizeof *bs * n);
+    make_sweeps(m, n, 77, ss, bs);
+    vl_hit *want = malloc(sizeof(vl_hit) * n), *got = malloc(sizeof(vl_hit) * n), *whole = malloc(sizeof(vl_hit) * n);
+    vl_contact *wantc = malloc(sizeof(vl_contact) * n), *gotc = malloc(sizeof(vl_contact) * n),
+               *wholec = malloc(sizeof(vl_contact) * n);
+    const float scale = mesh_scale(m) + 4.0f; /* the shapes reach past the mesh by their size */
+    long compared = 0;
+    for (int boxes = 0; boxes < 2; boxes++) {
+        const void* sweeps = boxes ? (const void*)bs : (const void*)ss;
+        for (uint32_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            uint32_t count = sizes[si] < n ? sizes[si] : n;
+            for (uint32_t flags = 0; flags < 2; flags++) {
+                vl_status want_st = sweep_by_blocks(bvh, sweeps, boxes, count, flags, want, wantc);
+                CHECK(want_st == VL_ERR_INVALID_QUERY, "%s: serial sweeps status %d", scene, (int)want_st);
+                /* against one serial call over the whole batch: the same hits and misses; a closest
+                 * hit within the sweep tolerance (near ties go either way: the batch's traversal
+                 * order decides), an any hit possibly another one */
+                vl_status whole_st = sweep_serial(bvh, sweeps, boxes, count, flags, whole, wholec);
+                CHECK(whole_st == want_st, "%s: whole-batch status %d", scene, (int)whole_st);
+                uint32_t hit = 0, differ = 0, bad = 0;
+                for (uint32_t i = 0; i < count; i++) {
+                    hit += want[i].prim != VL_NO_HIT;
+                    if (memcmp(&want[i], &whole[i], sizeof(vl_hit)) != 0) differ++;
+                    if ((want[i].prim == VL_NO_HIT) != (whole[i].prim == VL_NO_HIT)) {
+                        bad++;
+                        continue;
+                    }
+                    if (flags || want[i].prim == VL_NO_HIT) continue;
+                    const float* d = boxes ? bs[i].dir : ss[i].dir;
+                    float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+                    float tol = 2.0f * VL_SWEEP_TOLERANCE * (scale + len * want[i].t) / len;
+                    if (fabsf(want[i].t - whole[i].t) > tol) bad++;
+                }
+                CHECK(count < 300 || (hit > count / 20 && hit < count), "%s: %u of %u sweeps hit", scene, hit, count);
+                CHECK(bad == 0, "%s, %u %s sweeps, flags %u: %u answers differ from one call beyond near ties", scene,
+                      count, boxes ? "box" : "sphere", flags, bad);
+                if (differ)
+                    printf("%s, %u %s sweeps, flags %u: %u answers differ from one whole-batch call (%s)\n",
+                           scene, count, boxes ? "box" : "sphere", flags, differ,
+                           flags ? "another hit" : "a near tie");
+                for (int sys = 0; sys < SYS_COUNT; sys++)
+                    for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+                        toy_system toy;
+                        vl_thread_pool* pool;
+                        vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+                        for (int with_contacts = 0; with_contacts < 2; with_contacts++) {
+                            memset(got, 0xAB, sizeof(vl_hit) * count);
+                            memset(gotc, 0xAB, sizeof(vl_contact) * count);
+                            vl_status st = sweep_par(ctx, bvh, sweeps, boxes, count, flags, got,
+                                                     with_contacts ? gotc : NULL);
+                            CHECK(st == want_st, "%s %s x%u: sweep status %d", scene, k_sys_names[sys],
+                                  k_workers[wi], (int)st);
+                            CHECK(memcmp(got, want, sizeof(vl_hit) * count) == 0,
+                                  "%s, %s x%u, %u %s sweeps, flags %u: hits differ from the serial form", scene,
+                                  k_sys_names[sys], k_workers[wi], count, boxes ? "box" : "sphere", flags);
+                            if (with_contacts)
+                                CHECK(memcmp(gotc, wantc, sizeof(vl_contact) * count) == 0,
+                                      "%s, %s x%u, %u sweeps, flags %u: contacts differ", scene, k_sys_names[sys],
+                                      k_workers[wi], count, flags);
+                            compared++;
+                        }
+                        vl_context_destroy(ctx);
+                        vl_thread_pool_destroy(pool);
+                    }
+            }
+        }
+    }
+    printf("%s: %ld parallel sweep batches compared bit for bit with the serial form by blocks\n", scene, compared);
+    free(ss), free(bs), free(want), free(got), free(whole), free(wantc), free(gotc), free(wholec);
+}
+
+/* ---- overlaps ------------------------------------------------------------------------------- */
+
+static int pair_less(const void* x, const void* y) {
+    const vl_pair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static void sort_pairs(vl_pair* p, uint32_t n) { qsort(p, n, sizeof *p, pair_less); }
+
+/* n box and n sphere queries across the mesh's bounds, one of each invalid (index 3). */
+static void make_overlap_queries(const scene_mesh* m, uint32_t n, uint64_t seed, vl_aabb* boxes, vl_sphere* spheres) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++) {
+            float c = test_float(&rng, m->lo[a], m->hi[a]);
+            boxes[i].min[a] = c, boxes[i].max[a] = c + test_float(&rng, 0.1f, 3.0f);
+            spheres[i].center[a] = test_float(&rng, m->lo[a], m->hi[a]);
+        }
+        spheres[i].radius = test_float(&rng, 0.1f, 2.0f);
+    }
+    if (n > 3) boxes[3].min[1] = NAN, spheres[3].radius = -1.0f;
+}
+
+static vl_status overlap_par(vl_context* ctx, const vl_bvh* bvh, const void* q, int spheres, uint32_t count,
+                             vl_pair_buffer* out) {
+    return spheres ? vl_bvh_overlap_spheres_parallel(ctx, bvh, q, count, out)
+                   : vl_bvh_overlap_boxes_parallel(ctx, bvh, q, count, out);
+}
+
+/* The documented order: block by block, each as the serial _scratch form over its queries. */
+static void overlap_by_blocks(const vl_bvh* bvh, const void* q, int spheres, uint32_t count, vl_pair_buffer* out) {
+    uint32_t block = vl_bvh_parallel_query_block(count);
+    if (block > count) block = count;
+    size_t bytes = vl_bvh_overlap_scratch_size(bvh, block);
+    void* scratch = aligned_block(bytes);
+    for (uint32_t first = 0; first < count; first += block) {
+        uint32_t n = count - first < block ? count - first : block, start = out->count;
+        if (spheres)
+            vl_bvh_overlap_spheres_scratch(bvh, (const vl_sphere*)q + first, n, out, scratch, bytes);
+        else
+            vl_bvh_overlap_boxes_scratch(bvh, (const vl_aabb*)q + first, n, out, scratch, bytes);
+        for (uint32_t i = start; i < out->count; i++) out->pairs[i].a += first;
+    }
+    free(scratch);
+}
+
+static void check_overlaps(const char* scene, const vl_bvh* bvh, const scene_mesh* m, uint32_t n) {
+    static const uint32_t sizes[] = {5, 300, 5000};
+    vl_aabb* qb = malloc(sizeof *qb * n);
+    vl_sphere* qs = malloc(sizeof *qs * n);
+    make_overlap_queries(m, n, 91, qb, qs);
+    long compared = 0;
+    for (int spheres = 0; spheres < 2; spheres++) {
+        const void* q = spheres ? (const void*)qs : (const void*)qb;
+        for (uint32_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            uint32_t count = sizes[si] < n ? sizes[si] : n;
+            vl_pair_buffer serial = {0}, order = {0}, got = {0};
+            vl_status want_st = spheres ? vl_bvh_overlap_spheres(bvh, qs, count, &serial)
+                                        : vl_bvh_overlap_boxes(bvh, qb, count, &serial);
+            CHECK(want_st == VL_ERR_INVALID_QUERY, "%s: serial overlap status %d", scene, (int)want_st);
+            CHECK(count < 300 || serial.count > 10, "%s: %u pairs for %u queries", scene, serial.count, count);
+            sort_pairs(serial.pairs, serial.count);
+            overlap_by_blocks(bvh, q, spheres, count, &order);
+            for (int sys = 0; sys < SYS_COUNT; sys++)
+                for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+                    toy_system toy;
+                    vl_thread_pool* pool;
+                    vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+                    for (int round = 0; round < 2; round++) {
+                        got.count = 0;
+                        vl_pair_buffer_reserve(&got, 1); /* the pairs go after what out holds */
+                        got.pairs[0].a = 0xDEAD, got.pairs[0].b = 0xBEEF, got.count = 1;
+                        vl_status st = overlap_par(ctx, bvh, q, spheres, count, &got);
+                        CHECK(st == want_st, "%s %s x%u: overlap status %d", scene, k_sys_names[sys], k_workers[wi],
+                              (int)st);
+                        CHECK(got.pairs[0].a == 0xDEAD && got.pairs[0].b == 0xBEEF, "out's pairs kept");
+                        CHECK(got.count - 1 == order.count &&
+                                  memcmp(got.pairs + 1, order.pairs, sizeof(vl_pair) * order.count) == 0,
+                              "%s, %s x%u, %u %s queries: pair list differs from the block order (%u pairs, want %u)",
+                              scene, k_sys_names[sys], k_workers[wi], count, spheres ? "sphere" : "box", got.count - 1,
+                              order.count);
+                        compared++;
+                    }
+                    vl_context_destroy(ctx);
+                    vl_thread_pool_destroy(pool);
+                }
+            /* the same set as the serial call */
+            CHECK(order.count == serial.count, "%s: %u pairs in parallel, %u serial", scene, order.count, serial.count);
+            sort_pairs(order.pairs, order.count);
+            CHECK(order.count == serial.count && memcmp(order.pairs, serial.pairs, sizeof(vl_pair) * serial.count) == 0,
+                  "%s, %u %s queries: the pair set differs from the serial call's", scene, count,
+                  spheres ? "sphere" : "box");
+            vl_pair_buffer_free(&serial), vl_pair_buffer_free(&order), vl_pair_buffer_free(&got);
+        }
+    }
+    printf("%s: %ld parallel overlap lists compared with the block order\n", scene, compared);
+    free(qb), free(qs);
+}
+
 /* ---- memory and bad input ------------------------------------------------------------------- */
 
 static void check_no_allocation(const vl_bvh* bvh, const vl_ray* rays, uint32_t n) {
@@ -330,6 +566,243 @@ static void check_build_out_of_memory(const scene_mesh* m) {
     vl_bvh_destroy(serial);
 }
 
+/* Sweeps and overlaps: bad arguments, and no allocation on the second call with the same sizes
+ * (the overlaps' lists grow on the job system's threads: the counting hooks behind the lock). */
+static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
+    const uint32_t n = 3000;
+    vl_sphere_sweep* ss = malloc(sizeof *ss * n);
+    vl_box_sweep* bs = malloc(sizeof *bs * n);
+    vl_aabb* qb = malloc(sizeof *qb * n);
+    vl_sphere* qs = malloc(sizeof *qs * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    vl_contact* contacts = malloc(sizeof(vl_contact) * n);
+    make_sweeps(m, n, 5, ss, bs);
+    make_overlap_queries(m, n, 6, qb, qs);
+    for (int sys = 0; sys < 2; sys++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        vl_allocator locked = {locked_alloc, locked_free, &h};
+        vl_set_allocator(&locked);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
+        vl_pair_buffer out = {0};
+        for (int round = 0; round < 3; round++) {
+            pthread_mutex_lock(&g_hooks_lock);
+            long before = h.allocs;
+            pthread_mutex_unlock(&g_hooks_lock);
+            out.count = 0;
+            vl_bvh_sweep_spheres_parallel(ctx, bvh, ss, n, 0, hits, contacts);
+            vl_bvh_sweep_boxes_parallel(ctx, bvh, bs, n, VL_RAY_ANY, hits, NULL);
+            vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, n, &out);
+            vl_bvh_overlap_spheres_parallel(ctx, bvh, qs, n, &out);
+            pthread_mutex_lock(&g_hooks_lock);
+            long made = h.allocs - before;
+            pthread_mutex_unlock(&g_hooks_lock);
+            if (round > 0)
+                CHECK(made == 0, "%s: %ld allocations in sweeps and overlaps after the first round", k_sys_names[sys],
+                      made);
+            else
+                CHECK(made > 0, "the first round grows the context");
+        }
+        vl_pair_buffer_free(&out);
+        vl_context_destroy(ctx);
+        vl_thread_pool_destroy(pool);
+        test_alloc_end(&h);
+        CHECK(h.bytes == 0 && h.misaligned == 0, "all returned");
+    }
+    /* no memory for the context: the sweeps answer the same (one at a time), the overlaps say so */
+    {
+        vl_hit* want = malloc(sizeof(vl_hit) * n);
+        vl_context* plain = NULL;
+        vl_context_create(NULL, &plain);
+        vl_bvh_sweep_spheres_parallel(plain, bvh, ss, n, 0, want, NULL);
+        vl_context_destroy(plain);
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
+        h.budget = 0;
+        vl_status st = vl_bvh_sweep_spheres_parallel(ctx, bvh, ss, n, 0, hits, NULL);
+        uint32_t miss = 0;
+        for (uint32_t i = 0; i < n; i++) miss += (hits[i].prim == VL_NO_HIT) != (want[i].prim == VL_NO_HIT);
+        CHECK(st == VL_ERR_INVALID_QUERY && miss == 0, "sweeps without memory");
+        vl_pair_buffer out = {0};
+        CHECK(vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, n, &out) == VL_ERR_OUT_OF_MEMORY && out.count == 0,
+              "overlaps without memory");
+        vl_context_destroy(ctx);
+        test_alloc_end(&h);
+        free(want);
+    }
+    /* bad arguments: nothing written */
+    vl_context* ctx = NULL;
+    vl_context_create(NULL, &ctx);
+    vl_hit hit = {1.0f, 7, 0.5f, 0.5f};
+    CHECK(vl_bvh_sweep_spheres_parallel(NULL, bvh, ss, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_bvh_sweep_boxes_parallel(NULL, bvh, bs, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_bvh_sweep_spheres_parallel(ctx, NULL, ss, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_sweep_boxes_parallel(ctx, bvh, NULL, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL sweeps");
+    CHECK(vl_bvh_sweep_spheres_parallel(ctx, bvh, ss, 1, 0, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_sweep_boxes_parallel(ctx, bvh, bs, 1, 8, &hit, NULL) == VL_ERR_INVALID_FLAGS, "flags");
+    CHECK(hit.prim == 7 && hit.t == 1.0f, "nothing written");
+    CHECK(vl_bvh_sweep_spheres_parallel(ctx, bvh, NULL, 0, 0, NULL, NULL) == VL_OK, "count 0");
+    vl_pair_buffer out = {0}, bad = {NULL, 3, 0};
+    CHECK(vl_bvh_overlap_boxes_parallel(NULL, bvh, qb, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_bvh_overlap_spheres_parallel(NULL, bvh, qs, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_bvh_overlap_boxes_parallel(ctx, NULL, qb, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_overlap_spheres_parallel(ctx, bvh, NULL, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL queries");
+    CHECK(vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, 1, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, 1, &bad) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
+    CHECK(vl_bvh_overlap_spheres_parallel(ctx, bvh, NULL, 0, &out) == VL_OK && out.count == 0, "count 0");
+    vl_context_destroy(ctx);
+    free(ss), free(bs), free(qb), free(qs), free(hits), free(contacts);
+}
+
+/* ---- box pruning ---------------------------------------------------------------------------- */
+
+/* The documented order: the unbanded prune over one sort, as the serial internals give it. */
+static void prune_unbanded(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, vl_pair_buffer* out) {
+    vl_prune_work work;
+    memset(&work, 0, sizeof work);
+    CHECK(vl_prune_work_sort(&work, a, na, b, nb) == VL_OK, "sort");
+    if (b)
+        vl_prune_bipartite(&work.set[0], &work.set[1], 0, out);
+    else
+        vl_prune_complete(&work.set[0], 0, out);
+    vl_prune_work_free(&work);
+}
+
+static vl_status prune_par(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
+                           vl_pair_buffer* out) {
+    return b ? vl_box_prune_bipartite_parallel(ctx, a, na, b, nb, out) : vl_box_prune_parallel(ctx, a, na, out);
+}
+
+/* b NULL: complete pruning of a; else a against b. */
+static void check_prune_case(const char* name, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb) {
+    vl_pair_buffer serial = {0}, order = {0}, got = {0};
+    vl_status st = b ? vl_box_prune_bipartite(a, na, b, nb, &serial) : vl_box_prune(a, na, &serial);
+    CHECK(st == VL_OK, "%s: serial prune", name);
+    if ((b && na && nb) || (!b && na >= 2)) prune_unbanded(a, na, b, nb, &order);
+    for (int sys = 0; sys < SYS_COUNT; sys++)
+        for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+            toy_system toy;
+            vl_thread_pool* pool;
+            vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+            for (int round = 0; round < 2; round++) {
+                vl_pair_buffer_reserve(&got, 1); /* the pairs go after what out holds */
+                got.pairs[0].a = 0xDEAD, got.pairs[0].b = 0xBEEF, got.count = 1;
+                st = prune_par(ctx, a, na, b, nb, &got);
+                CHECK(st == VL_OK, "%s %s x%u: status %d", name, k_sys_names[sys], k_workers[wi], (int)st);
+                CHECK(got.pairs[0].a == 0xDEAD && got.pairs[0].b == 0xBEEF, "out's pairs kept");
+                CHECK(got.count - 1 == order.count &&
+                          memcmp(got.pairs + 1, order.pairs, sizeof(vl_pair) * order.count) == 0,
+                      "%s, %s x%u: the pair list differs from the sweep order (%u pairs, want %u)", name,
+                      k_sys_names[sys], k_workers[wi], got.count - 1, order.count);
+            }
+            vl_context_destroy(ctx);
+            vl_thread_pool_destroy(pool);
+        }
+    sort_pairs(serial.pairs, serial.count);
+    sort_pairs(order.pairs, order.count);
+    CHECK(order.count == serial.count && memcmp(order.pairs, serial.pairs, sizeof(vl_pair) * serial.count) == 0,
+          "%s: the pair set differs from the serial call's (%u pairs, want %u)", name, order.count, serial.count);
+    printf("%s: %u pairs, the same list for every job system and worker count\n", name, serial.count);
+    vl_pair_buffer_free(&serial), vl_pair_buffer_free(&order), vl_pair_buffer_free(&got);
+}
+
+static void make_boxes(vl_aabb* boxes, uint32_t n, uint64_t seed, float extent, float size) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            boxes[i].min[a] = test_float(&rng, -extent, extent);
+            boxes[i].max[a] = boxes[i].min[a] + test_float(&rng, 0.0f, size);
+        }
+}
+
+static void check_prunes(void) {
+    uint32_t n = test_scaled(40000) < 6000 ? 6000 : test_scaled(40000);
+    vl_aabb* a = malloc(sizeof(vl_aabb) * n);
+    vl_aabb* b = malloc(sizeof(vl_aabb) * n);
+    make_boxes(a, n, 11, 100.0f, 4.0f);
+    make_boxes(b, n, 12, 100.0f, 4.0f);
+    a[17].min[1] = -INFINITY, a[17].max[0] = INFINITY; /* a ground plane */
+    for (uint32_t i = 100; i < 160; i++) a[i] = a[99]; /* equal boxes: ties in the sort */
+    check_prune_case("prune, 5 boxes", a, 5, NULL, 0);
+    check_prune_case("prune, 1 box", a, 1, NULL, 0);
+    check_prune_case("prune, 3000 boxes", a, 3000, NULL, 0);
+    check_prune_case("prune, scattered", a, n, NULL, 0);
+    check_prune_case("bipartite, 5 x 3000", a, 5, b, 3000);
+    check_prune_case("bipartite, 0 x 3000", a, 0, b, 3000);
+    check_prune_case("bipartite, scattered", a, n, b, n / 3);
+    for (uint32_t i = 0; i < n; i++) b[i].min[2] += 0.5f, b[i].max[2] += 0.5f;
+    check_prune_case("bipartite, b x a", b, n / 2, a, n);
+    /* dense: many boxes on a short line, every range full of pairs */
+    make_boxes(a, 3000, 13, 10.0f, 3.0f);
+    check_prune_case("prune, dense", a, 3000, NULL, 0);
+    for (uint32_t i = 0; i < 3000; i++) b[i] = a[(i * 7) % 3000];
+    check_prune_case("bipartite, dense with equal boxes", a, 3000, b, 3000);
+
+    /* no allocation on the second call; bad arguments */
+    for (int sys = 0; sys < 2; sys++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        vl_allocator locked = {locked_alloc, locked_free, &h};
+        vl_set_allocator(&locked);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
+        vl_pair_buffer out = {0};
+        for (int round = 0; round < 3; round++) {
+            pthread_mutex_lock(&g_hooks_lock);
+            long before = h.allocs;
+            pthread_mutex_unlock(&g_hooks_lock);
+            out.count = 0;
+            CHECK(vl_box_prune_parallel(ctx, a, 3000, &out) == VL_OK, "prune");
+            CHECK(vl_box_prune_bipartite_parallel(ctx, a, 3000, b, 3000, &out) == VL_OK, "bipartite");
+            pthread_mutex_lock(&g_hooks_lock);
+            long made = h.allocs - before;
+            pthread_mutex_unlock(&g_hooks_lock);
+            if (round > 0) CHECK(made == 0, "%s: %ld allocations in box pruning after the first round",
+                                 k_sys_names[sys], made);
+        }
+        vl_pair_buffer_free(&out);
+        vl_context_destroy(ctx);
+        vl_thread_pool_destroy(pool);
+        test_alloc_end(&h);
+        CHECK(h.bytes == 0 && h.misaligned == 0, "all returned");
+    }
+    {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
+        h.budget = 0;
+        vl_pair_buffer out = {0};
+        CHECK(vl_box_prune_parallel(ctx, a, 3000, &out) == VL_ERR_OUT_OF_MEMORY && out.count == 0, "no memory");
+        vl_context_destroy(ctx);
+        test_alloc_end(&h);
+    }
+    vl_context* ctx = NULL;
+    vl_context_create(NULL, &ctx);
+    vl_pair_buffer out = {0}, bad = {NULL, 3, 0};
+    CHECK(vl_box_prune_parallel(NULL, a, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_box_prune_bipartite_parallel(NULL, a, 10, b, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(vl_box_prune_parallel(ctx, NULL, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_box_prune_bipartite_parallel(ctx, a, 10, NULL, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL b");
+    CHECK(vl_box_prune_parallel(ctx, a, 10, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune_parallel(ctx, a, 10, &bad) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
+    CHECK(vl_box_prune_parallel(ctx, a, 0x7FFFFFF1u, &out) == VL_ERR_TOO_LARGE, "too many");
+    a[5].min[0] = NAN;
+    CHECK(vl_box_prune_parallel(ctx, a, 10, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN box");
+    CHECK(vl_box_prune_bipartite_parallel(ctx, b, 10, a, 10, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0,
+          "NaN box in b");
+    CHECK(vl_box_prune_parallel(ctx, NULL, 0, &out) == VL_OK && out.count == 0, "count 0");
+    vl_context_destroy(ctx);
+    free(a), free(b);
+}
+
 static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
     vl_context* ctx = NULL;
     vl_task_system ts = {toy_enqueue, NULL, NULL, 2};
@@ -387,6 +860,11 @@ int main(void) {
     scene_rays_random(&soup, n, 3, rays);
     check_raycasts("soup", bs, rays, n);
 
+    uint32_t nq = test_scaled(5000) < 1500 ? 1500 : test_scaled(5000); /* sweeps and overlap queries */
+    check_sweeps("world", bw, &world, nq);
+    check_overlaps("world", bw, &world, nq);
+    check_overlaps("soup", bs, &soup, nq);
+
     check_build("world", &world, NULL, 0, NULL);
     vl_bvh_desc d = vl_bvh_default_desc();
     d.max_leaf_size = 1;
@@ -411,6 +889,8 @@ int main(void) {
     check_build_out_of_memory(&world);
     check_no_allocation(bw, rays, n < 20000 ? n : 20000);
     check_bad_input(bw, rays);
+    check_query_memory(bw, &world);
+    check_prunes();
     free(rays);
     vl_bvh_destroy(bw);
     vl_bvh_destroy(bs);

@@ -13,6 +13,7 @@
 #define VOLLEY_BROADPHASE_H
 
 #include <volley/base.h>
+#include <volley/tasks.h>
 #include <volley/types.h>
 
 #ifdef __cplusplus
@@ -85,6 +86,31 @@ VL_API vl_status vl_box_pruner_prune(vl_box_pruner* pruner, const vl_aabb* boxes
                                      vl_pair_buffer* out);
 VL_API vl_status vl_box_pruner_prune_bipartite(vl_box_pruner* pruner, const vl_aabb* a, uint32_t na,
                                                const vl_aabb* b, uint32_t nb, vl_pair_buffer* out);
+
+/* ---- parallel box pruning (the task hook and vl_context: volley/tasks.h) ------------------ */
+
+/* vl_box_prune and vl_box_prune_bipartite with the context's job system. The boxes are sorted once
+ * on the calling thread (on the axis vl_box_prune picks) into a block that the context keeps;
+ * then the sweep, the loop over the sorted boxes, is cut into ranges of sorted positions (about
+ * count / 64 boxes each, in multiples of 256, at least 1024; bipartite: of max(na, nb), over a's
+ * sorted boxes then b's), each range appending to its own pair list kept in the context, and the
+ * lists are appended to out in range order. The sweep is unbanded (the serial calls band it when
+ * that pays), so the pairs are the serial call's set, in another order:
+ *   - vl_box_prune_parallel: (lower index, higher index), grouped by the box of the pair that
+ *     comes first in the sweep order (ascending min on the sweep axis, ties by index), groups in
+ *     that order, each group in the sweep order of the other box;
+ *   - vl_box_prune_bipartite_parallel: (index in a, index in b), first the pairs of each a-box
+ *     with the b-boxes starting at or after it (a-boxes in sweep order, then b-boxes in sweep
+ *     order), then those of each b-box with the a-boxes starting strictly after it, likewise.
+ * That list depends on the boxes alone: identical for any worker count and job system, and
+ * without one. Errors as the serial calls, in the same order, and VL_ERR_INVALID_ARGUMENT for a
+ * NULL ctx; on any error out->count and its pairs are unchanged. Memory: the context's block
+ * (the _scratch_size bytes of the serial call) and its lists, grown through the allocator hooks (the lists
+ * on the job system's threads: the hooks must be thread-safe); a later call with the same boxes
+ * allocates nothing but out's growth. One call at a time per context. */
+VL_API vl_status vl_box_prune_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out);
+VL_API vl_status vl_box_prune_bipartite_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b,
+                                                 uint32_t nb, vl_pair_buffer* out);
 
 /* ---- broadphases -------------------------------------------------------------------------- */
 

@@ -22,12 +22,13 @@
  * any job system, and without one. See each entry point for how its answers compare with the
  * serial call's.
  *
- * The pattern for a query kind Q with a _scratch form (overlaps, sweeps, box pruning, broadphase
- * commits later): vl_Q_parallel(vl_context*, same arguments as vl_Q). It validates the whole input
- * first (errors as vl_Q, nothing written), sizes the scratch of one item with vl_Q_scratch_size and
- * grows the context's per-worker area once, cuts the batch into items by a rule of the batch's
- * size, runs vl_Q_scratch on each item in the worker's scratch, and gathers variable-size answers
- * (pair lists) per item, appended to the caller's buffer in item order after finish.
+ * The pattern for a query kind Q with a _scratch form (the sweeps, overlaps and box pruning follow
+ * it; broadphase commits later): vl_Q_parallel(vl_context*, same arguments as vl_Q). It validates
+ * the whole input first (errors as vl_Q, nothing written), sizes the scratch of one item with
+ * vl_Q_scratch_size and grows the context's per-worker area once, cuts the batch into items by a
+ * rule of the batch's size, runs vl_Q_scratch on each item in the worker's scratch, and gathers
+ * variable-size answers (pair lists) per item, appended to the caller's buffer in item order after
+ * finish.
  *
  * A vl_context is not thread-safe: one call at a time on it (one per calling thread). */
 #ifndef VOLLEY_TASKS_H

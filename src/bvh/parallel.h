@@ -18,4 +18,15 @@
 /* Rays per block for a batch of count rays (a function of count alone). */
 uint32_t vl_bvh_parallel_ray_block(uint32_t count);
 
+/* A batch of sweeps or overlap queries is cut into about VL_PARALLEL_QUERY_BLOCKS blocks, a
+ * multiple of 64 queries each, clamped to [VL_PARALLEL_QUERY_MIN_BLOCK, VL_PARALLEL_QUERY_MAX_BLOCK]
+ * (the last block shorter): a query costs far more than a ray, so blocks are shorter; none is past
+ * the overlaps' scratch batch of 4096. */
+#define VL_PARALLEL_QUERY_BLOCKS 64u
+#define VL_PARALLEL_QUERY_MIN_BLOCK 128u
+#define VL_PARALLEL_QUERY_MAX_BLOCK 4096u
+
+/* Queries per block for a batch of count sweeps or overlap queries (a function of count alone). */
+uint32_t vl_bvh_parallel_query_block(uint32_t count);
+
 #endif

@@ -3,6 +3,7 @@
 #include "core/tasks.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "core/alloc.h"
 
@@ -26,6 +27,9 @@ vl_status vl_context_create(const vl_task_system* tasks, vl_context** out) {
 void vl_context_destroy(vl_context* ctx) {
     if (!ctx) return;
     vl_mem_free(ctx->scratch, ctx->scratch_bytes);
+    for (uint32_t k = 0; k < ctx->list_count; k++) vl_pair_buffer_free(&ctx->lists[k]);
+    vl_mem_free(ctx->lists, sizeof(vl_pair_buffer) * ctx->list_count);
+    vl_mem_free(ctx->shared, ctx->shared_bytes);
     vl_mem_free(ctx, sizeof *ctx);
 }
 
@@ -44,6 +48,43 @@ vl_status vl_context_reserve(vl_context* ctx, size_t bytes) {
     ctx->scratch = fresh;
     ctx->scratch_bytes = total;
     ctx->worker_bytes = each;
+    return VL_OK;
+}
+
+vl_status vl_context_reserve_lists(vl_context* ctx, uint32_t items) {
+    if (items <= ctx->list_count) return VL_OK;
+    vl_pair_buffer* fresh = vl_mem_alloc(sizeof(vl_pair_buffer) * items);
+    if (!fresh) return VL_ERR_OUT_OF_MEMORY;
+    if (ctx->list_count) memcpy(fresh, ctx->lists, sizeof(vl_pair_buffer) * ctx->list_count);
+    memset(fresh + ctx->list_count, 0, sizeof(vl_pair_buffer) * (items - ctx->list_count));
+    vl_mem_free(ctx->lists, sizeof(vl_pair_buffer) * ctx->list_count);
+    ctx->lists = fresh;
+    ctx->list_count = items;
+    return VL_OK;
+}
+
+vl_status vl_context_reserve_shared(vl_context* ctx, size_t bytes) {
+    if (bytes <= ctx->shared_bytes) return VL_OK;
+    if (bytes > SIZE_MAX / 2) return VL_ERR_TOO_LARGE;
+    size_t each = (bytes + 63u) & ~(size_t)63u;
+    unsigned char* fresh = vl_mem_alloc(each);
+    if (!fresh) return VL_ERR_OUT_OF_MEMORY;
+    vl_mem_free(ctx->shared, ctx->shared_bytes);
+    ctx->shared = fresh;
+    ctx->shared_bytes = each;
+    return VL_OK;
+}
+
+vl_status vl_context_gather_lists(const vl_context* ctx, uint32_t items, vl_pair_buffer* out) {
+    uint64_t total = out->count;
+    for (uint32_t k = 0; k < items; k++) total += ctx->lists[k].count;
+    if (total > UINT32_MAX) return VL_ERR_TOO_LARGE;
+    if (vl_pair_buffer_reserve(out, (uint32_t)total) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
+    for (uint32_t k = 0; k < items; k++) {
+        const vl_pair_buffer* l = &ctx->lists[k];
+        if (l->count) memcpy(out->pairs + out->count, l->pairs, sizeof(vl_pair) * l->count);
+        out->count += l->count;
+    }
     return VL_OK;
 }
 

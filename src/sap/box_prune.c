@@ -239,6 +239,55 @@ vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, unsig
     return s;
 }
 
+vl_status vl_prune_complete_range(const vl_prune_set* set, uint32_t first, uint32_t end, vl_pair_buffer* buffer) {
+    uint32_t start = buffer->count;
+    prune_out out = prune_out_begin(buffer);
+    vl_status s = VL_OK;
+    if (end > set->n) end = set->n;
+    for (uint32_t i = first; i < end && i + 1 < set->n && s == VL_OK; i++)
+        if (set->minx[i + 1] <= set->maxx[i]) s = prune_sweep(set, i, set, i + 1, VL_EMIT_LOW_HIGH, 0, NULL, 0, &out);
+    buffer->count = s == VL_OK ? out.count : start;
+    return s;
+}
+
+/* The first index j < n with minx[j] > v (strict) or >= v, n when none. */
+static uint32_t first_after(const float* minx, uint32_t n, float v, int strict) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strict ? minx[mid] <= v : minx[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+vl_status vl_prune_bipartite_range(const vl_prune_set* a, const vl_prune_set* b, int pass, uint32_t first,
+                                   uint32_t end, vl_pair_buffer* buffer) {
+    uint32_t start = buffer->count;
+    prune_out out = prune_out_begin(buffer);
+    vl_status s = VL_OK;
+    const vl_prune_set *q = pass ? b : a, *c = pass ? a : b;
+    vl_emit_mode mode = pass ? VL_EMIT_CQ : VL_EMIT_QC;
+    if (end > q->n) end = q->n;
+    if (first < end) {
+        /* as prune_bipartite's passes: a-boxes against b-boxes starting at or after them, b-boxes
+         * against a-boxes starting strictly after them */
+        uint32_t j = first_after(c->minx, c->n, q->minx[first], pass);
+        for (uint32_t i = first; i < end && s == VL_OK; i++) {
+            if (pass)
+                while (j < c->n && c->minx[j] <= q->minx[i]) j++;
+            else
+                while (j < c->n && c->minx[j] < q->minx[i]) j++;
+            if (j == c->n) break;
+            if (c->minx[j] <= q->maxx[i]) s = prune_sweep(q, i, c, j, mode, 0, NULL, 0, &out);
+        }
+    }
+    buffer->count = s == VL_OK ? out.count : start;
+    return s;
+}
+
 /* The entries of `all` without VL_PRUNE_MOVED against the movers of m starting strictly after them.
  * The entries that start before the same mover share its block of 16 candidates (loaded once), and
  * most have fewer movers in range: one test each; past 16 in range, the general sweep. */

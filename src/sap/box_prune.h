@@ -66,6 +66,18 @@ vl_status vl_prune_complete(const vl_prune_set* set, unsigned flags, vl_pair_buf
  * VL_PRUNE_LOW_HIGH; both sets share one axis. On failure out->count is restored. */
 vl_status vl_prune_bipartite(const vl_prune_set* a, const vl_prune_set* b, unsigned flags, vl_pair_buffer* out);
 
+/* vl_prune_complete over the sweeps of entries [first, end) only (each against its successors in
+ * the whole set): the ranges of a cut of [0, n) together give vl_prune_complete's pairs in its
+ * order. On failure out->count is restored. */
+vl_status vl_prune_complete_range(const vl_prune_set* set, uint32_t first, uint32_t end, vl_pair_buffer* out);
+
+/* One pass of vl_prune_bipartite (no flags) over the entries [first, end) of its query set: pass 0,
+ * a's entries against b's starting at or after them; pass 1, b's against a's starting strictly
+ * after them. Pairs as (id in a, id in b); the two passes over cuts of [0, a->n) and [0, b->n), in
+ * order, give vl_prune_bipartite's pairs in its order. On failure out->count is restored. */
+vl_status vl_prune_bipartite_range(const vl_prune_set* a, const vl_prune_set* b, int pass, uint32_t first,
+                                   uint32_t end, vl_pair_buffer* out);
+
 /* Per-id class bits for vl_prune_movers (which ignores any other bit). */
 enum { VL_PRUNE_MOVED = 1u, VL_PRUNE_STATIC = 2u };
 
