@@ -59,7 +59,9 @@ vl_status vl_grid_validate(const vl_broadphase* bp) {
         for (uint32_t i = 0; i < cell->n; i++) {
             uint32_t h = cell->member[i], listed = 0;
             if (h >= o->slot_count) return VL_ERR_INVALID_ARGUMENT;
-            for (uint32_t k = 0; k < VL_GRID_CELLS; k++) listed += g->cell[(size_t)h * VL_GRID_CELLS + k] == c;
+            /* a branch, not `listed += (x == c)`: gcc 12 for aarch64 vectorizes that sum as one of -1s */
+            for (uint32_t k = 0; k < VL_GRID_CELLS; k++)
+                if (g->cell[(size_t)h * VL_GRID_CELLS + k] == c) listed++;
             if (listed != 1) return VL_ERR_INVALID_ARGUMENT;
         }
         members += cell->n;
