@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The first thing to run: installs what is missing (scripts/deps.sh), builds volley in Release,
 # renders the procedural world (and the Stanford bunny when its file is found) with batched rays,
-# then benchmarks volley against Embree and Bullet on the same scenes. A minute or two.
+# benchmarks volley against Embree and Bullet on the same scenes, then profiles every SIMD backend
+# the machine runs side by side (scripts/profile-backends.sh). A few minutes.
 #   scripts/demo.sh            everything above
-#   scripts/demo.sh --quick    small scenes and ray sets (seconds)
+#   scripts/demo.sh --quick    small scenes and ray sets (the backends' figures then mean little)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
@@ -43,6 +44,10 @@ echo
 echo "== volley bench: batched and single-ray raycasts, Embree and Bullet, broadphases"
 VOLLEY_DATA_DIR=$data "$volley" bench "${quick[@]}" --json "$out/bench.json"
 echo
+echo "== scripts/profile-backends.sh: every SIMD backend this machine runs, side by side"
+scripts/profile-backends.sh "${quick[@]}" --out "$out/profile"
+echo
 echo "The pictures: $(cd "$out" && pwd)/world.png$([[ -r $out/bunny.png ]] && echo " and bunny.png")"
 echo "The figures:  $(cd "$out" && pwd)/bench.json"
-echo "Next: build/release/tools/volley --help, scripts/profile-backends.sh, README.md"
+echo "The backends: $(cd "$out" && pwd)/profile/comparison.md, kernels.png, raycast.png"
+echo "Next: build/release/tools/volley --help, README.md"
