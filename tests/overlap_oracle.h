@@ -14,6 +14,7 @@
 
 #define ORACLE_TOUCH 1e-12                                 /* relative: double rounding of a touch */
 #define ORACLE_APART (4.0 * (double)VL_BVH_OVERLAP_TOLERANCE) /* relative: surely apart past this */
+#define ORACLE_FLOOR 0x1p-60 /* absolute: gaps under this may count as touching (bvh.h: float squares underflow) */
 
 /* Triangles (xyz, indices) or boxes: the primitives as the caller gave them to the build. */
 typedef struct oracle_scene {
@@ -25,7 +26,7 @@ typedef struct oracle_scene {
 
 static inline int oracle_classify(double gap, double scale) {
     if (gap <= ORACLE_TOUCH * scale) return 1;
-    if (gap > ORACLE_APART * scale) return 0;
+    if (gap > ORACLE_APART * scale && gap > ORACLE_FLOOR) return 0;
     return -1;
 }
 

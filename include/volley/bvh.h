@@ -232,7 +232,9 @@ VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep,
  * - sphere-box (box trees): the distance from the center to the box, at most radius + tol * s.
  * Zero-area triangles (segments, points) are tested as the segment or point they are. Answers are
  * exact as stated for coordinates and radii up to 2^30 in magnitude (float products stay finite);
- * beyond that overflow may add or drop pairs, never crash.
+ * beyond that overflow may add or drop pairs, never crash. At the other end, a gap under 2^-60
+ * (about 8.7e-19) may count as touching whatever the scale: float squares of such distances
+ * underflow.
  *
  * A box query is valid when no bound is NaN and min <= max on every axis (infinite bounds are
  * valid: a half-space); a sphere query when its center is finite and its radius finite and >= 0.
