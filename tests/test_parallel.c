@@ -37,6 +37,11 @@ typedef struct toy_arg {
     uint32_t worker;
 } toy_arg;
 
+/* Equal pair lists (an empty buffer may have no storage: memcmp must not see its NULL). */
+static int same_pairs(const vl_pair* a, const vl_pair* b, uint32_t n) {
+    return n == 0 || memcmp(a, b, sizeof(vl_pair) * n) == 0;
+}
+
 static toy_arg g_toy_args[VL_MAX_WORKERS];
 
 static void* toy_thread(void* arg) {
@@ -377,7 +382,9 @@ static int pair_less(const void* x, const void* y) {
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
-static void sort_pairs(vl_pair* p, uint32_t n) { qsort(p, n, sizeof *p, pair_less); }
+static void sort_pairs(vl_pair* p, uint32_t n) {
+    if (n) qsort(p, n, sizeof *p, pair_less);
+}
 
 /* n box and n sphere queries across the mesh's bounds, one of each invalid (index 3). */
 static void make_overlap_queries(const scene_mesh* m, uint32_t n, uint64_t seed, vl_aabb* boxes, vl_sphere* spheres) {
@@ -447,7 +454,7 @@ static void check_overlaps(const char* scene, const vl_bvh* bvh, const scene_mes
                               (int)st);
                         CHECK(got.pairs[0].a == 0xDEAD && got.pairs[0].b == 0xBEEF, "out's pairs kept");
                         CHECK(got.count - 1 == order.count &&
-                                  memcmp(got.pairs + 1, order.pairs, sizeof(vl_pair) * order.count) == 0,
+                                  same_pairs(got.pairs + 1, order.pairs, order.count),
                               "%s, %s x%u, %u %s queries: pair list differs from the block order (%u pairs, want %u)",
                               scene, k_sys_names[sys], k_workers[wi], count, spheres ? "sphere" : "box", got.count - 1,
                               order.count);
@@ -459,7 +466,7 @@ static void check_overlaps(const char* scene, const vl_bvh* bvh, const scene_mes
             /* the same set as the serial call */
             CHECK(order.count == serial.count, "%s: %u pairs in parallel, %u serial", scene, order.count, serial.count);
             sort_pairs(order.pairs, order.count);
-            CHECK(order.count == serial.count && memcmp(order.pairs, serial.pairs, sizeof(vl_pair) * serial.count) == 0,
+            CHECK(order.count == serial.count && same_pairs(order.pairs, serial.pairs, serial.count),
                   "%s, %u %s queries: the pair set differs from the serial call's", scene, count,
                   spheres ? "sphere" : "box");
             vl_pair_buffer_free(&serial), vl_pair_buffer_free(&order), vl_pair_buffer_free(&got);
@@ -696,7 +703,7 @@ static void check_prune_case(const char* name, const vl_aabb* a, uint32_t na, co
                 CHECK(st == VL_OK, "%s %s x%u: status %d", name, k_sys_names[sys], k_workers[wi], (int)st);
                 CHECK(got.pairs[0].a == 0xDEAD && got.pairs[0].b == 0xBEEF, "out's pairs kept");
                 CHECK(got.count - 1 == order.count &&
-                          memcmp(got.pairs + 1, order.pairs, sizeof(vl_pair) * order.count) == 0,
+                          same_pairs(got.pairs + 1, order.pairs, order.count),
                       "%s, %s x%u: the pair list differs from the sweep order (%u pairs, want %u)", name,
                       k_sys_names[sys], k_workers[wi], got.count - 1, order.count);
             }
@@ -705,7 +712,7 @@ static void check_prune_case(const char* name, const vl_aabb* a, uint32_t na, co
         }
     sort_pairs(serial.pairs, serial.count);
     sort_pairs(order.pairs, order.count);
-    CHECK(order.count == serial.count && memcmp(order.pairs, serial.pairs, sizeof(vl_pair) * serial.count) == 0,
+    CHECK(order.count == serial.count && same_pairs(order.pairs, serial.pairs, serial.count),
           "%s: the pair set differs from the serial call's (%u pairs, want %u)", name, order.count, serial.count);
     printf("%s: %u pairs, the same list for every job system and worker count\n", name, serial.count);
     vl_pair_buffer_free(&serial), vl_pair_buffer_free(&order), vl_pair_buffer_free(&got);
