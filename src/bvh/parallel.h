@@ -29,4 +29,16 @@ uint32_t vl_bvh_parallel_ray_block(uint32_t count);
 /* Queries per block for a batch of count sweeps or overlap queries (a function of count alone). */
 uint32_t vl_bvh_parallel_query_block(uint32_t count);
 
+/* Blocks of `block` items that cover count items. */
+static inline uint32_t vl_bvh_block_count(uint32_t count, uint32_t block) {
+    return (uint32_t)(((uint64_t)count + block - 1) / block);
+}
+
+/* Block b of `block` items out of count: *first, its first item; returns its length (the last one
+ * may be shorter). */
+static inline uint32_t vl_bvh_block_at(uint32_t count, uint32_t block, uint32_t b, uint32_t* first) {
+    *first = b * block;
+    return count - *first < block ? count - *first : block;
+}
+
 #endif

@@ -57,7 +57,7 @@ static vl_status sweep_block_alone(const sweep_task* t, uint32_t first, uint32_t
 static void sweep_range(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     sweep_task* t = arg;
     for (uint32_t b = start; b < end; b++) {
-        uint32_t first = b * t->block, n = t->count - first < t->block ? t->count - first : t->block;
+        uint32_t first, n = vl_bvh_block_at(t->count, t->block, b, &first);
         vl_status st = worker < t->ctx->tasks.worker_count
                            ? sweep_block(t, first, n, vl_context_worker_scratch(t->ctx, worker), t->bytes)
                            : sweep_block_alone(t, first, n);
@@ -77,15 +77,8 @@ static vl_status sweep_parallel(vl_context* ctx, const vl_bvh* bvh, const void* 
     if (t.block > count) t.block = count;
     t.bytes = vl_bvh_sweep_scratch_size(bvh, t.block, flags);
     atomic_init(&t.invalid, 0);
-    const uint32_t blocks = (uint32_t)(((uint64_t)count + t.block - 1) / t.block);
-    if (vl_context_reserve(ctx, t.bytes) != VL_OK) {
-        vl_status worst = VL_OK;
-        for (uint32_t b = 0; b < blocks; b++) {
-            uint32_t first = b * t.block, n = count - first < t.block ? count - first : t.block;
-            if (sweep_block_alone(&t, first, n) != VL_OK) worst = VL_ERR_INVALID_QUERY;
-        }
-        return worst;
-    }
+    const uint32_t blocks = vl_bvh_block_count(count, t.block);
+    if (vl_context_reserve(ctx, t.bytes) != VL_OK) return sweep_block_alone(&t, 0, count);
     vl_tasks_run(ctx, sweep_range, blocks, 1, &t);
     return atomic_load_explicit(&t.invalid, memory_order_relaxed) ? VL_ERR_INVALID_QUERY : VL_OK;
 }
@@ -116,7 +109,7 @@ typedef struct overlap_task {
 static void overlap_range(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     overlap_task* t = arg;
     for (uint32_t b = start; b < end; b++) {
-        uint32_t first = b * t->block, n = t->count - first < t->block ? t->count - first : t->block;
+        uint32_t first, n = vl_bvh_block_at(t->count, t->block, b, &first);
         vl_pair_buffer* list = &t->ctx->lists[b];
         list->count = 0;
         vl_status st;
@@ -148,7 +141,7 @@ static vl_status overlap_parallel(vl_context* ctx, const vl_bvh* bvh, const void
     t.bytes = vl_bvh_overlap_scratch_size(bvh, t.block);
     atomic_init(&t.invalid, 0);
     atomic_init(&t.failed, 0);
-    const uint32_t blocks = (uint32_t)(((uint64_t)count + t.block - 1) / t.block);
+    const uint32_t blocks = vl_bvh_block_count(count, t.block);
     vl_status st = vl_context_reserve(ctx, t.bytes);
     if (st == VL_OK) st = vl_context_reserve_lists(ctx, blocks);
     if (st != VL_OK) return st;

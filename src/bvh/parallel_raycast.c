@@ -27,7 +27,7 @@ uint32_t vl_bvh_parallel_ray_block(uint32_t count) {
 static void raycast_range(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     raycast_task* t = arg;
     for (uint32_t b = start; b < end; b++) {
-        uint32_t first = b * t->block, n = t->count - first < t->block ? t->count - first : t->block;
+        uint32_t first, n = vl_bvh_block_at(t->count, t->block, b, &first);
         vl_status st;
         if (worker < t->ctx->tasks.worker_count)
             st = vl_bvh_raycast_scratch(t->bvh, t->rays + first, n, t->flags, t->hits + first,
@@ -50,13 +50,13 @@ vl_status vl_bvh_raycast_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_r
     if (t.block > count) t.block = count;
     t.bytes = vl_bvh_raycast_scratch_size(bvh, t.block, flags);
     atomic_init(&t.invalid, 0);
-    const uint32_t blocks = (uint32_t)(((uint64_t)count + t.block - 1) / t.block);
+    const uint32_t blocks = vl_bvh_block_count(count, t.block);
     if (vl_context_reserve(ctx, t.bytes) != VL_OK) {
         /* no room for the workers' scratch: the blocks in turn on the calling thread, each with
          * the hooks' scratch (or none: one ray at a time), the same answers */
         vl_status worst = VL_OK;
         for (uint32_t b = 0; b < blocks; b++) {
-            uint32_t first = b * t.block, n = count - first < t.block ? count - first : t.block;
+            uint32_t first, n = vl_bvh_block_at(count, t.block, b, &first);
             if (vl_bvh_raycast(bvh, rays + first, n, flags, hits + first) != VL_OK) worst = VL_ERR_INVALID_QUERY;
         }
         return worst;
