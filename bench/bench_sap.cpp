@@ -297,11 +297,9 @@ void BM_SapSleepingFrame(benchmark::State& state) {
     state.SetLabel("8192_10pct_asleep");
 }
 
-// Batch insertion: an empty broadphase, n boxes in, first pairs out.
+// Batch insertion of the scene's boxes into an empty broadphase, first pairs out.
 template <class Engine>
-void BM_SapInsert(benchmark::State& state) {
-    uint32_t n = (uint32_t)state.range(0);
-    Scene s = make_scene(n, 0, false);
+void insert_scene(benchmark::State& state, const Scene& s) {
     uint32_t pairs = 0;
     for (auto _ : state) {
         Engine* engine = new Engine();
@@ -312,7 +310,14 @@ void BM_SapInsert(benchmark::State& state) {
         state.ResumeTiming();
     }
     state.counters["pairs"] = pairs;
-    state.counters["boxes_per_s"] = benchmark::Counter((double)n, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["boxes_per_s"] =
+        benchmark::Counter((double)s.boxes.size(), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// n boxes of the uniform scene.
+template <class Engine>
+void BM_SapInsert(benchmark::State& state) {
+    insert_scene<Engine>(state, make_scene((uint32_t)state.range(0), 0, false));
 }
 
 // The static-heavy world, one frame per iteration. The engine is built once and kept across the
@@ -347,17 +352,7 @@ void BM_StaticWorldInsert(benchmark::State& state) {
     s.statics = true;
     s.world = world.world;
     s.boxes.assign(world.boxes.begin(), world.boxes.begin() + 65536);
-    uint32_t pairs = 0;
-    for (auto _ : state) {
-        Engine* engine = new Engine();
-        engine->init(s);
-        pairs = engine->pairs();
-        state.PauseTiming();
-        delete engine;
-        state.ResumeTiming();
-    }
-    state.counters["pairs"] = pairs;
-    state.counters["boxes_per_s"] = benchmark::Counter(65536.0, benchmark::Counter::kIsIterationInvariantRate);
+    insert_scene<Engine>(state, s);
 }
 
 // ---- box pruning on Terdiman's sets --------------------------------------------------------
