@@ -225,6 +225,13 @@ VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles
  * and broadphase unchanged; commit again later). */
 VL_API vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
 
+/* vl_broadphase_commit with its work spread over ctx's workers (volley/tasks.h): the same pairs,
+ * created and deleted lists, in the same order, for any worker count. Kinds without a parallel
+ * commit run the serial one on the calling thread. Errors as vl_broadphase_commit, and
+ * VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
+VL_API vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* bp, vl_pair_buffer* created,
+                                               vl_pair_buffer* deleted);
+
 /* The overlapping pairs as of the last commit (unspecified order), valid until the next call that
  * changes bp; *count (count may be NULL) receives their number. The kinds keep pairs of indices:
  * the first call after a change copies them as handles into storage that bp keeps (one pass over

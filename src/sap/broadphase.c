@@ -248,7 +248,8 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
     return s;
 }
 
-vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+/* The commit, through the kind's parallel form when ctx is given and the kind has one. */
+static vl_status commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created, vl_pair_buffer* deleted) {
     if (!bp || (created && !vl_pair_buffer_is_valid(created)) || (deleted && !vl_pair_buffer_is_valid(deleted)) ||
         (created && created == deleted))
         return VL_ERR_INVALID_ARGUMENT;
@@ -256,7 +257,9 @@ vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pa
     vl_status s = created && !created->capacity ? vl_pair_buffer_reserve(created, 1) : VL_OK;
     if (s == VL_OK && deleted && !deleted->capacity) s = vl_pair_buffer_reserve(deleted, 1);
     uint32_t created_start = created ? created->count : 0, deleted_start = deleted ? deleted->count : 0;
-    if (s == VL_OK) s = bp->ops->commit(bp, created, deleted);
+    if (s == VL_OK)
+        s = ctx && bp->ops->commit_parallel ? bp->ops->commit_parallel(bp, ctx, created, deleted)
+                                            : bp->ops->commit(bp, created, deleted);
     if (s != VL_OK) return s;
     bp->handle_pairs_fresh = 0;
     vl_bp_objects* o = &bp->objects;
@@ -272,6 +275,16 @@ vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pa
     o->pending_count = 0;
     VL_BP_DEBUG_VALIDATE(bp);
     return VL_OK;
+}
+
+vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    return commit_with(bp, NULL, created, deleted);
+}
+
+vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* bp, vl_pair_buffer* created,
+                                        vl_pair_buffer* deleted) {
+    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+    return commit_with(bp, ctx, created, deleted);
 }
 
 const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count) {

@@ -45,6 +45,10 @@ typedef struct vl_broadphase_ops {
     const vl_pair* (*pairs)(const vl_broadphase* bp, uint32_t* count);
     void** (*pair_user)(const vl_broadphase* bp, uint32_t a, uint32_t b); /* NULL: not supported */
     vl_status (*validate)(const vl_broadphase* bp);
+    /* the same commit with the work spread over ctx's workers, same answers in the same order;
+     * NULL: the kind commits serially */
+    vl_status (*commit_parallel)(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
+                                 vl_pair_buffer* deleted);
 } vl_broadphase_ops;
 
 struct vl_broadphase {
