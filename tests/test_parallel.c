@@ -1,5 +1,5 @@
 /* The parallel forms against their serial forms, exactly: batched raycasts, sweeps and overlaps,
- * box pruning and the BVH build, for 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
+ * box pruning, the BVH build and refit, for 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
  * that runs tasks inline and returns NULL (Box2D's convention), and one whose enqueue fails. The
  * second call on a context allocates nothing; bad input is refused. */
 #include "bvh/bvh_internal.h"
@@ -727,6 +727,149 @@ static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
     vl_context_destroy(ctx);
 }
 
+/* ---- refit ---------------------------------------------------------------------------------- */
+
+/* The mesh's or boxes' tree built, then refit to moved primitives, serially and in parallel on
+ * every job system and worker count from the same build: the trees must match byte for byte, and
+ * answer rays alike. The parallel refit allocates nothing. */
+static vl_status refit_build(const scene_mesh* m, const vl_aabb* boxes, uint32_t box_count, vl_bvh** out) {
+    return m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, out)
+             : vl_bvh_build_boxes(boxes, box_count, NULL, out);
+}
+
+static void check_refit(const char* scene, const scene_mesh* m, const float* moved_xyz, const vl_aabb* boxes,
+                        const vl_aabb* moved_boxes, uint32_t box_count, const vl_ray* rays, uint32_t ray_count) {
+    vl_bvh* serial = NULL;
+    CHECK(refit_build(m, boxes, box_count, &serial) == VL_OK, "%s: build", scene);
+    if (!serial) return;
+    vl_status st = m ? vl_bvh_refit_triangles(serial, moved_xyz) : vl_bvh_refit_boxes(serial, moved_boxes);
+    CHECK(st == VL_OK, "%s: serial refit", scene);
+    vl_hit* want = malloc(sizeof(vl_hit) * ray_count);
+    vl_hit* got = malloc(sizeof(vl_hit) * ray_count);
+    vl_bvh_raycast(serial, rays, ray_count, 0, want);
+    for (int sys = 0; sys < SYS_COUNT; sys++)
+        for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
+            toy_system toy;
+            vl_thread_pool* pool;
+            vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
+            vl_bvh* par = NULL;
+            if (!ctx || refit_build(m, boxes, box_count, &par) != VL_OK) {
+                CHECK(0, "%s: context and build", scene);
+                vl_context_destroy(ctx);
+                vl_thread_pool_destroy(pool);
+                continue;
+            }
+            long enqueued = toy.enqueued;
+            test_alloc_hooks hooks;
+            test_alloc_begin(&hooks);
+            st = m ? vl_bvh_refit_triangles_parallel(ctx, par, moved_xyz)
+                   : vl_bvh_refit_boxes_parallel(ctx, par, moved_boxes);
+            test_alloc_end(&hooks);
+            CHECK(st == VL_OK && hooks.allocs == 0, "%s, %s x%u: refit (%ld allocations)", scene, k_sys_names[sys],
+                  k_workers[wi], hooks.allocs);
+            CHECK(same_tree(serial, par), "%s, %s x%u: the tree differs from the serial refit's", scene,
+                  k_sys_names[sys], k_workers[wi]);
+            vl_bvh_raycast(par, rays, ray_count, 0, got);
+            CHECK(memcmp(want, got, sizeof(vl_hit) * ray_count) == 0, "%s, %s x%u: rays answer otherwise", scene,
+                  k_sys_names[sys], k_workers[wi]);
+            if (sys == SYS_TOY && k_workers[wi] > 1 && serial->depth > VL_PARALLEL_REFIT_DEPTH)
+                CHECK(toy.enqueued > enqueued, "%s x%u: the refit made tasks", scene, k_workers[wi]);
+            vl_bvh_destroy(par);
+            vl_context_destroy(ctx);
+            vl_thread_pool_destroy(pool);
+        }
+    free(want);
+    free(got);
+    vl_bvh_destroy(serial);
+}
+
+/* Bad input: errors as the serial refit, the tree unchanged. */
+static void check_refit_bad_input(const scene_mesh* m, float* moved_xyz) {
+    vl_bvh *tree = NULL, *copy = NULL;
+    CHECK(refit_build(m, NULL, 0, &tree) == VL_OK && refit_build(m, NULL, 0, &copy) == VL_OK, "refit: build");
+    if (!tree || !copy) {
+        vl_bvh_destroy(tree);
+        vl_bvh_destroy(copy);
+        return;
+    }
+    toy_system toy;
+    vl_thread_pool* pool;
+    vl_context* ctx = make_context(SYS_TOY, 3, &toy, &pool);
+    CHECK(vl_bvh_refit_triangles_parallel(NULL, tree, moved_xyz) == VL_ERR_INVALID_ARGUMENT, "refit: NULL ctx");
+    CHECK(vl_bvh_refit_triangles_parallel(ctx, NULL, moved_xyz) == VL_ERR_INVALID_ARGUMENT, "refit: NULL tree");
+    CHECK(vl_bvh_refit_triangles_parallel(ctx, tree, NULL) == VL_ERR_INVALID_ARGUMENT, "refit: NULL xyz");
+    vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
+    CHECK(vl_bvh_refit_boxes_parallel(ctx, tree, &box) == VL_ERR_INVALID_ARGUMENT, "refit: boxes into triangles");
+    const uint32_t last = 3 * m->vertex_count - 1;
+    const float keep = moved_xyz[last];
+    moved_xyz[last] = NAN;
+    CHECK(vl_bvh_refit_triangles_parallel(ctx, tree, moved_xyz) == VL_ERR_INVALID_GEOMETRY, "refit: NaN");
+    moved_xyz[last] = INFINITY;
+    CHECK(vl_bvh_refit_triangles_parallel(ctx, tree, moved_xyz) == VL_ERR_INVALID_GEOMETRY, "refit: infinity");
+    moved_xyz[last] = keep;
+    CHECK(same_tree(tree, copy), "refit: bad input changed the tree");
+
+    vl_bvh* bt = NULL;
+    vl_aabb boxes[3] = {{{0, 0, 0}, {1, 1, 1}}, {{2, 2, 2}, {3, 3, 3}}, {{4, 4, 4}, {5, 5, 5}}};
+    CHECK(vl_bvh_build_boxes(boxes, 3, NULL, &bt) == VL_OK, "refit: box build");
+    CHECK(vl_bvh_refit_triangles_parallel(ctx, bt, moved_xyz) == VL_ERR_INVALID_ARGUMENT, "refit: triangles into boxes");
+    boxes[1].min[2] = 4.0f; /* min > max */
+    CHECK(vl_bvh_refit_boxes_parallel(ctx, bt, boxes) == VL_ERR_INVALID_BOUNDS, "refit: inverted box");
+    boxes[1].min[2] = NAN;
+    CHECK(vl_bvh_refit_boxes_parallel(ctx, bt, boxes) == VL_ERR_INVALID_BOUNDS, "refit: NaN box");
+    CHECK(vl_bvh_validate(bt) == VL_OK && bt->boxes[0].max[0] != 4.0f, "refit: box tree unchanged");
+    vl_bvh_destroy(bt);
+    vl_context_destroy(ctx);
+    vl_thread_pool_destroy(pool);
+    vl_bvh_destroy(tree);
+    vl_bvh_destroy(copy);
+}
+
+/* Vertices moved by a random step of up to `step` on each axis. */
+static float* moved_vertices(const scene_mesh* m, float step, uint64_t seed) {
+    float* xyz = malloc(sizeof(float) * 3 * (size_t)m->vertex_count);
+    test_rng rng = {seed};
+    for (size_t i = 0; i < 3 * (size_t)m->vertex_count; i++) xyz[i] = m->xyz[i] + test_float(&rng, -step, step);
+    return xyz;
+}
+
+/* Boxes moved by a random step, some grown to a plane (infinite bounds), some to a point. */
+static vl_aabb* moved_boxes(const vl_aabb* boxes, uint32_t n, uint64_t seed) {
+    vl_aabb* out = malloc(sizeof(vl_aabb) * n);
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            float d = test_float(&rng, -4.0f, 4.0f);
+            out[i].min[a] = boxes[i].min[a] + d, out[i].max[a] = boxes[i].max[a] + d;
+        }
+    if (n < 10) return out;
+    out[5].min[0] = -INFINITY, out[5].max[2] = INFINITY;
+    out[9].max[0] = out[9].min[0], out[9].max[1] = out[9].min[1], out[9].max[2] = out[9].min[2];
+    return out;
+}
+
+static void check_refits(const scene_mesh* world, const scene_mesh* soup, const vl_ray* rays, uint32_t n) {
+    float* moved = moved_vertices(world, 0.5f, 21);
+    check_refit("world refit", world, moved, NULL, NULL, 0, rays, n);
+    check_refit_bad_input(world, moved);
+    free(moved);
+    moved = moved_vertices(soup, 3.0f, 22);
+    check_refit("soup refit", soup, moved, NULL, NULL, 0, rays, n);
+    free(moved);
+    /* boxes: enough for a deep tree, then a few (a tree shallower than the cut, a lone leaf) */
+    const uint32_t counts[] = {20000, 40, 5};
+    for (int c = 0; c < 3; c++) {
+        uint32_t nb = counts[c];
+        vl_aabb* boxes = malloc(sizeof(vl_aabb) * nb);
+        make_boxes(boxes, nb, 31 + (uint64_t)c, 50.0f, 3.0f);
+        vl_aabb* mb = moved_boxes(boxes, nb, 41 + (uint64_t)c);
+        check_refit(c == 0 ? "box refit" : c == 1 ? "box refit, shallow" : "box refit, one leaf", NULL, NULL, boxes,
+                    mb, nb, rays, n);
+        free(boxes);
+        free(mb);
+    }
+}
+
 int main(void) {
     scene_mesh world, soup;
     CHECK(scene_world(test_scaled(120) < 40 ? 40 : test_scaled(120), 200, 256, 5, &world), "world");
@@ -777,6 +920,8 @@ int main(void) {
     check_bad_input(bw, rays);
     check_query_memory(bw, &world);
     check_prunes();
+    scene_rays_random(&world, n < 20000 ? n : 20000, 4, rays);
+    check_refits(&world, &soup, rays, n < 20000 ? n : 20000);
     free(rays);
     vl_bvh_destroy(bw);
     vl_bvh_destroy(bs);

@@ -328,6 +328,15 @@ VL_API vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* x
 VL_API vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count,
                                              const vl_bvh_desc* desc, vl_bvh** out);
 
+/* vl_bvh_refit_triangles / vl_bvh_refit_boxes with the context's job system: the input is checked
+ * in blocks as tasks, then the subtrees at depth 6 (up to 64) are refit as tasks and the nodes above
+ * them on the calling thread (triangles: a second such pass grows the boxes by the margin). The
+ * tree is identical, every byte of its nodes, node4s and primitives, to the serial refit's, for any
+ * worker count and job system (and without one). Nothing is allocated. Errors as the serial calls
+ * (the tree unchanged), and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
+VL_API vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const float* xyz);
+VL_API vl_status vl_bvh_refit_boxes_parallel(vl_context* ctx, vl_bvh* bvh, const vl_aabb* boxes);
+
 /* vl_bvh_sweep_spheres_scratch / vl_bvh_sweep_boxes_scratch with the context's job system: the
  * batch is cut into blocks of sweeps whose size depends on count alone (about count / 64 sweeps,
  * 128 to 4096, in multiples of 64), each swept by the _scratch form in its worker's scratch;

@@ -29,6 +29,13 @@ uint32_t vl_bvh_parallel_ray_block(uint32_t count);
 /* Queries per block for a batch of count sweeps or overlap queries (a function of count alone). */
 uint32_t vl_bvh_parallel_query_block(uint32_t count);
 
+/* A parallel refit takes the subtrees at depth VL_PARALLEL_REFIT_DEPTH as its items (at most 2^depth
+ * of them) and refits the nodes above them on the calling thread; its input checks run in blocks of
+ * at least VL_PARALLEL_REFIT_MIN_CHECK floats or boxes, about VL_PARALLEL_REFIT_CHECK_BLOCKS blocks. */
+#define VL_PARALLEL_REFIT_DEPTH 6u
+#define VL_PARALLEL_REFIT_CHECK_BLOCKS 64u
+#define VL_PARALLEL_REFIT_MIN_CHECK 16384u
+
 /* Blocks of `block` items that cover count items. */
 static inline uint32_t vl_bvh_block_count(uint32_t count, uint32_t block) {
     return (uint32_t)(((uint64_t)count + block - 1) / block);

@@ -1,12 +1,14 @@
 /* Refit: the tree's topology kept, its triangles or boxes and every node box recomputed from the
  * moved primitives. One pass over the binary nodes from the last to the first (children come
  * after their parent), then one over the node4s, which copy the boxes of the binary nodes they
- * were collapsed from. No allocation. */
+ * were collapsed from. No allocation. The same steps as a post-order walk over a subtree serve
+ * the parallel form (parallel_refit.c). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "bvh/primitives.h"
+#include "bvh/refit.h"
 
 static void union_into(vl_bvh_node* dst, const vl_bvh_node* a, const vl_bvh_node* b) {
     for (int k = 0; k < 3; k++) {
@@ -34,20 +36,23 @@ static void match_lanes(const vl_bvh* bvh, uint32_t b, vl_bvh_node4* w, uint32_t
     match_lanes(bvh, node->index + 1, w, lane);
 }
 
-/* Every node4's lanes from the binary nodes (wide_of gives the binary node each came from). */
-static void refit_wide(vl_bvh* bvh) {
-    for (uint32_t b = 0; b < bvh->node_count; b++) {
-        uint32_t wi = bvh->wide_of[b];
-        if (wi == VL_BVH_EMPTY) continue;
-        const vl_bvh_node* node = &bvh->nodes[b];
-        uint32_t lane = 0;
-        if (vl_bvh_node_count(node)) { /* a lone leaf root */
-            match_lanes(bvh, b, &bvh->wide[wi], &lane);
-        } else {
-            match_lanes(bvh, node->index, &bvh->wide[wi], &lane);
-            match_lanes(bvh, node->index + 1, &bvh->wide[wi], &lane);
-        }
+/* The lanes of the node4 that binary node b became, if any (wide_of gives it). */
+static void refit_wide_node(vl_bvh* bvh, uint32_t b) {
+    uint32_t wi = bvh->wide_of[b];
+    if (wi == VL_BVH_EMPTY) return;
+    const vl_bvh_node* node = &bvh->nodes[b];
+    uint32_t lane = 0;
+    if (vl_bvh_node_count(node)) { /* a lone leaf root */
+        match_lanes(bvh, b, &bvh->wide[wi], &lane);
+    } else {
+        match_lanes(bvh, node->index, &bvh->wide[wi], &lane);
+        match_lanes(bvh, node->index + 1, &bvh->wide[wi], &lane);
     }
+}
+
+/* Every node4's lanes from the binary nodes. */
+static void refit_wide(vl_bvh* bvh) {
+    for (uint32_t b = 0; b < bvh->node_count; b++) refit_wide_node(bvh, b);
 }
 
 /* A triangle leaf: its triangles rebuilt from the moved vertices, its box their bounds, grown
@@ -96,50 +101,83 @@ static void refit_box_leaf(vl_bvh* bvh, vl_bvh_node* node, uint32_t count, const
 
 /* The binary nodes from the last to the first: leaves from the moved triangles (xyz, growing
  * lo/hi) or boxes, inner nodes the union of their children (refit already: they come after it). */
-static void refit_nodes(vl_bvh* bvh, const float* xyz, const vl_aabb* boxes, float lo[3], float hi[3]) {
-    for (uint32_t ni = bvh->node_count; ni-- > 0;) {
-        vl_bvh_node* node = &bvh->nodes[ni];
-        const uint32_t count = vl_bvh_node_count(node);
-        if (!count)
-            union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
-        else if (xyz)
-            refit_tri_leaf(bvh, node, count, xyz, lo, hi);
-        else
-            refit_box_leaf(bvh, node, count, boxes);
-    }
+static void refit_node(vl_bvh* bvh, vl_bvh_node* node, const float* xyz, const vl_aabb* boxes, float lo[3],
+                       float hi[3]) {
+    const uint32_t count = vl_bvh_node_count(node);
+    if (!count)
+        union_into(node, &bvh->nodes[node->index], &bvh->nodes[node->index + 1]);
+    else if (xyz)
+        refit_tri_leaf(bvh, node, count, xyz, lo, hi);
+    else
+        refit_box_leaf(bvh, node, count, boxes);
 }
 
-/* The node4s from the binary nodes, then (debug builds) the whole tree checked. */
-static vl_status refit_finish(vl_bvh* bvh) {
-    refit_wide(bvh);
+static void refit_nodes(vl_bvh* bvh, const float* xyz, const vl_aabb* boxes, float lo[3], float hi[3]) {
+    for (uint32_t ni = bvh->node_count; ni-- > 0;) refit_node(bvh, &bvh->nodes[ni], xyz, boxes, lo, hi);
+}
+
+/* A triangle tree's node boxes are the primitives' own; the margin grows them as the build does. */
+static void pad_node(vl_bvh_node* node, float pad) {
+    for (int a = 0; a < 3; a++) node->min[a] -= pad, node->max[a] += pad;
+}
+
+int vl_bvh_refit_coords_ok(const float* xyz, size_t first, size_t end) {
+    for (size_t i = first; i < end; i++)
+        if (!isfinite(xyz[i])) return 0;
+    return 1;
+}
+
+int vl_bvh_refit_boxes_ok(const vl_aabb* boxes, uint32_t first, uint32_t end) {
+    for (uint32_t i = first; i < end; i++)
+        for (int a = 0; a < 3; a++)
+            if (isnan(boxes[i].min[a]) || isnan(boxes[i].max[a]) || boxes[i].min[a] > boxes[i].max[a]) return 0;
+    return 1;
+}
+
+void vl_refit_walk_init(vl_refit_walk* w) {
+    for (int a = 0; a < 3; a++) w->lo[a] = FLT_MAX, w->hi[a] = -FLT_MAX;
+}
+
+void vl_bvh_refit_walk(vl_bvh* bvh, uint32_t ni, uint32_t depth, uint32_t cut, vl_refit_walk* w) {
+    if (depth == cut) return;
+    vl_bvh_node* node = &bvh->nodes[ni];
+    if (!vl_bvh_node_count(node)) {
+        vl_bvh_refit_walk(bvh, node->index, depth + 1, cut, w);
+        vl_bvh_refit_walk(bvh, node->index + 1, depth + 1, cut, w);
+    }
+    if (w->refit) refit_node(bvh, node, w->xyz, w->boxes, w->lo, w->hi);
+    if (w->pad_nodes) pad_node(node, w->pad);
+    if (w->wide) refit_wide_node(bvh, ni);
+}
+
+void vl_bvh_refit_checked(const vl_bvh* bvh) {
 #ifndef NDEBUG
     if (vl_bvh_check(bvh) != VL_OK) __builtin_trap();
+#else
+    (void)bvh;
 #endif
-    return VL_OK;
 }
 
 vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz) {
     if (!bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < 3 * (size_t)bvh->vertex_count; i++)
-        if (!isfinite(xyz[i])) return VL_ERR_INVALID_GEOMETRY;
+    if (!vl_bvh_refit_coords_ok(xyz, 0, 3 * (size_t)bvh->vertex_count)) return VL_ERR_INVALID_GEOMETRY;
 
     float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
     refit_nodes(bvh, xyz, NULL, lo, hi);
-    /* the boxes above are the primitives' own; grow them by the margin as the build does */
     const float pad = vl_bvh_triangle_pad(lo, hi);
     bvh->pad = pad;
-    for (uint32_t ni = 0; ni < bvh->node_count; ni++)
-        for (int a = 0; a < 3; a++) bvh->nodes[ni].min[a] -= pad, bvh->nodes[ni].max[a] += pad;
-    return refit_finish(bvh);
+    for (uint32_t ni = 0; ni < bvh->node_count; ni++) pad_node(&bvh->nodes[ni], pad);
+    refit_wide(bvh);
+    vl_bvh_refit_checked(bvh);
+    return VL_OK;
 }
 
 vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes) {
     if (!bvh || !boxes || bvh->kind != VL_BVH_BOXES) return VL_ERR_INVALID_ARGUMENT;
-    for (uint32_t i = 0; i < bvh->prim_count; i++)
-        for (int a = 0; a < 3; a++)
-            if (isnan(boxes[i].min[a]) || isnan(boxes[i].max[a]) || boxes[i].min[a] > boxes[i].max[a])
-                return VL_ERR_INVALID_BOUNDS;
+    if (!vl_bvh_refit_boxes_ok(boxes, 0, bvh->prim_count)) return VL_ERR_INVALID_BOUNDS;
 
     refit_nodes(bvh, NULL, boxes, NULL, NULL);
-    return refit_finish(bvh);
+    refit_wide(bvh);
+    vl_bvh_refit_checked(bvh);
+    return VL_OK;
 }
