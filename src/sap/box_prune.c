@@ -291,13 +291,14 @@ vl_status vl_prune_bipartite_range(const vl_prune_set* a, const vl_prune_set* b,
 /* The entries of `all` without VL_PRUNE_MOVED against the movers of m starting strictly after them.
  * The entries that start before the same mover share its block of 16 candidates (loaded once), and
  * most have fewer movers in range: one test each; past 16 in range, the general sweep. */
-static vl_status prune_unmoved(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, prune_out* out) {
-    uint32_t i = 0, j = 0;
-    while (i < all->n) {
+static vl_status prune_unmoved(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, uint32_t first,
+                               uint32_t end, prune_out* out) {
+    uint32_t i = first, j = first < end ? first_after(m->minx, m->n, all->minx[first], 1) : 0;
+    while (i < end) {
         while (j < m->n && m->minx[j] <= all->minx[i]) j++;
         if (j == m->n) return VL_OK;
         float next = m->minx[j], last = m->minx[j + 15]; /* NaN past the movers: never <= */
-        for (; i < all->n && all->minx[i] < next; i++) {
+        for (; i < end && all->minx[i] < next; i++) {
             uint8_t c = cls[all->id[i]];
             float maxx = all->maxx[i];
             if ((c & VL_PRUNE_MOVED) || next > maxx) continue;
@@ -320,24 +321,38 @@ static vl_status prune_unmoved(const vl_prune_set* m, const vl_prune_set* all, c
     return VL_OK;
 }
 
-vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* buffer) {
+vl_status vl_prune_movers_range(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, int pass,
+                                uint32_t first, uint32_t end, vl_pair_buffer* buffer) {
     uint32_t start = buffer->count;
     prune_out out = prune_out_begin(buffer);
     vl_status s = VL_OK;
-    /* among the movers: only static-static pairs dropped */
-    for (uint32_t i = 0; i + 1 < m->n && s == VL_OK; i++) {
-        uint8_t drop = cls[m->id[i]] & VL_PRUNE_STATIC;
-        if (m->minx[i + 1] <= m->maxx[i]) s = prune_sweep(m, i, m, i + 1, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
+    if (end > (pass == 2 ? all->n : m->n)) end = pass == 2 ? all->n : m->n;
+    if (pass == 0) { /* among the movers: only static-static pairs dropped */
+        for (uint32_t i = first; i < end && i + 1 < m->n && s == VL_OK; i++) {
+            uint8_t drop = cls[m->id[i]] & VL_PRUNE_STATIC;
+            if (m->minx[i + 1] <= m->maxx[i]) s = prune_sweep(m, i, m, i + 1, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
+        }
+    } else if (pass == 1 && first < end) {
+        /* movers against the others (starting at or after them), dropping movers among the candidates */
+        uint32_t j = first_after(all->minx, all->n, m->minx[first], 0);
+        for (uint32_t i = first; i < end && s == VL_OK; i++) {
+            while (j < all->n && all->minx[j] < m->minx[i]) j++;
+            if (j == all->n) break;
+            uint8_t drop = (uint8_t)(VL_PRUNE_MOVED | (cls[m->id[i]] & VL_PRUNE_STATIC));
+            if (all->minx[j] <= m->maxx[i]) s = prune_sweep(m, i, all, j, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
+        }
+    } else if (pass == 2) {
+        s = prune_unmoved(m, all, cls, first, end, &out);
     }
-    /* movers against the others (starting at or after them), dropping movers among the candidates */
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < m->n && s == VL_OK; i++) {
-        while (j < all->n && all->minx[j] < m->minx[i]) j++;
-        if (j == all->n) break;
-        uint8_t drop = (uint8_t)(VL_PRUNE_MOVED | (cls[m->id[i]] & VL_PRUNE_STATIC));
-        if (all->minx[j] <= m->maxx[i]) s = prune_sweep(m, i, all, j, VL_EMIT_LOW_HIGH, 0, cls, drop, &out);
-    }
-    if (s == VL_OK) s = prune_unmoved(m, all, cls, &out);
     buffer->count = s == VL_OK ? out.count : start;
+    return s;
+}
+
+vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* buffer) {
+    uint32_t start = buffer->count;
+    vl_status s = VL_OK;
+    for (int pass = 0; pass < 3 && s == VL_OK; pass++)
+        s = vl_prune_movers_range(m, all, cls, pass, 0, UINT32_MAX, buffer);
+    if (s != VL_OK) buffer->count = start;
     return s;
 }

@@ -87,6 +87,13 @@ enum { VL_PRUNE_MOVED = 1u, VL_PRUNE_STATIC = 2u };
  * failure out->count is restored. */
 vl_status vl_prune_movers(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, vl_pair_buffer* out);
 
+/* One pass of vl_prune_movers over entries [first, end): pass 0, the movers' entries among
+ * themselves; 1, the movers' entries against the unmoved ones; 2, the entries of `all` against the
+ * movers. The three passes over cuts of [0, m->n), [0, m->n) and [0, all->n) give vl_prune_movers'
+ * pairs (its order when the cuts are taken in order). On failure out->count is restored. */
+vl_status vl_prune_movers_range(const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls, int pass,
+                                uint32_t first, uint32_t end, vl_pair_buffer* out);
+
 /* dst = the entries of `old` whose id has none of the bits `drop` in cls, merged with those of `add`,
  * sorted by min on the shared axis. dst is neither old nor add. */
 vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const vl_prune_set* add, const uint8_t* cls,

@@ -123,7 +123,7 @@ vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf, uint32_t slots)
 }
 
 /* All current pairs into p->next, as (low, high), sorted. */
-static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o) {
+static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_context* ctx) {
     vl_status s = vl_array_reserve((void**)&p->dyn, &p->dyn_cap, 0, o->slot_count + 1ull, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&p->stat, &p->stat_cap, 0, o->slot_count + 1ull, sizeof(uint32_t));
     if (s != VL_OK) return s;
@@ -142,23 +142,21 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o) {
     vl_axis_stats_add(&stats, o->boxes, p->stat, ns);
     int axis = vl_axis_stats_best(&stats);
     s = vl_prune_set_build(&p->set_dyn, &p->scratch, o->boxes, p->dyn, nd, axis, 0);
-    if (s == VL_OK) s = vl_prune_complete(&p->set_dyn, 0, &p->next);
-    if (s == VL_OK && ns) {
-        s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
-        if (s == VL_OK) s = vl_prune_bipartite(&p->set_dyn, &p->set_stat, VL_PRUNE_LOW_HIGH, &p->next);
-    }
+    if (s == VL_OK && ns) s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
+    if (s == VL_OK) s = vl_pbp_sweep_full(ctx, &p->set_dyn, ns ? &p->set_stat : NULL, &p->next);
     return s == VL_OK ? vl_pbp_sort_pairs(p, &p->next, o->slot_count) : s;
 }
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
 
-static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+/* The commit, its sweeps over ctx's workers (NULL: on the calling thread). */
+static vl_status pbp_commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created, vl_pair_buffer* deleted) {
     vl_prune_bp* p = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     if (!p->mover_count) return VL_OK;
     if ((uint64_t)p->mover_count * VL_PBP_INC_RATIO <= o->alive)
-        return vl_pbp_commit_incremental(p, o, created, deleted);
-    vl_status s = pbp_find_pairs(p, o);
+        return vl_pbp_commit_incremental(p, o, ctx, created, deleted);
+    vl_status s = pbp_find_pairs(p, o, ctx);
     if (s == VL_OK && created) s = vl_pair_buffer_reserve(created, created->count + p->next.count);
     if (s == VL_OK && deleted) s = vl_pair_buffer_reserve(deleted, deleted->count + p->cur.count);
     if (s != VL_OK) return s;
@@ -185,6 +183,15 @@ static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_
     return VL_OK;
 }
 
+static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    return pbp_commit_with(bp, NULL, created, deleted);
+}
+
+static vl_status pbp_commit_parallel(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
+                                     vl_pair_buffer* deleted) {
+    return pbp_commit_with(bp, ctx, created, deleted);
+}
+
 static const vl_pair* pbp_pairs(const vl_broadphase* bp, uint32_t* count) {
     const vl_prune_bp* p = bp->impl;
     *count = p->cur.count;
@@ -201,5 +208,6 @@ static vl_status pbp_validate(const vl_broadphase* bp) {
 }
 
 const vl_broadphase_ops vl_prune_bp_ops = {
-    pbp_create, pbp_destroy, pbp_add, pbp_update, pbp_remove, pbp_commit, pbp_pairs, NULL, pbp_validate, NULL,
+    pbp_create, pbp_destroy, pbp_add, pbp_update, pbp_remove, pbp_commit, pbp_pairs, NULL, pbp_validate,
+    pbp_commit_parallel,
 };

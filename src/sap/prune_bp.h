@@ -1,7 +1,9 @@
 /* State of VL_BROADPHASE_BOX_PRUNING (prune_bp.c: the operations and the full prune;
- * prune_bp_inc.c: the incremental commit). */
+ * prune_bp_inc.c: the incremental commit; prune_bp_par.c: the sweeps over a context's workers). */
 #ifndef VL_SAP_PRUNE_BP_H
 #define VL_SAP_PRUNE_BP_H
+
+#include <volley/tasks.h>
 
 #include "sap/box_prune.h"
 #include "sap/broadphase.h"
@@ -40,8 +42,18 @@ vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf, uint32_t slots)
 /* Clears the movers after a successful commit. */
 void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o);
 
-/* The commit by re-pruning the movers only; on failure nothing changed. */
-vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_pair_buffer* created,
+/* The commit by re-pruning the movers only, its sweeps spread over ctx's workers (NULL: on the
+ * calling thread); on failure nothing changed. */
+vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_context* ctx, vl_pair_buffer* created,
                                     vl_pair_buffer* deleted);
+
+/* The pairs of the full prune appended to out as (low, high): dyn among itself, and dyn against
+ * stat (NULL: none). With ctx, in ranges over its workers (prune_bp_par.c); the pairs are the
+ * same, their order is not (the commit sorts them). */
+vl_status vl_pbp_sweep_full(vl_context* ctx, const vl_prune_set* dyn, const vl_prune_set* stat, vl_pair_buffer* out);
+
+/* vl_prune_movers, with ctx in ranges over its workers (the same pairs, in another order). */
+vl_status vl_pbp_sweep_movers(vl_context* ctx, const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls,
+                              vl_pair_buffer* out);
 
 #endif

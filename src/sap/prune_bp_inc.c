@@ -81,12 +81,12 @@ static void inc_set_stale(vl_prune_bp* p, int rebuilt, uint32_t alive_movers) {
     }
 }
 
-vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_pair_buffer* created,
+vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_context* ctx, vl_pair_buffer* created,
                                     vl_pair_buffer* deleted) {
     vl_prune_set* sorted = &p->all[1];
     vl_status s = inc_sets(p, o, &sorted);
     p->found.count = 0;
-    if (s == VL_OK) s = vl_prune_movers(&p->set_m, sorted, p->cls, &p->found);
+    if (s == VL_OK) s = vl_pbp_sweep_movers(ctx, &p->set_m, sorted, p->cls, &p->found);
     if (s == VL_OK) s = vl_pbp_sort_pairs(p, &p->found, o->slot_count);
     uint32_t no = p->cur.count, nn = p->found.count;
     uint64_t most = (uint64_t)no + nn + (created ? created->count : 0) + (deleted ? deleted->count : 0);
