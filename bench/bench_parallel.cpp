@@ -1,5 +1,5 @@
 // Parallel forms against one worker: vl_bvh_raycast_parallel on 1M rays submitted in batches (as a
-// game submits them) and vl_bvh_build_triangles_parallel, through the default pool (vl_thread_pool)
+// game submits them), vl_bvh_build_triangles_parallel and vl_bvh_refit_triangles_parallel, through the default pool (vl_thread_pool)
 // of W workers; W = 1 is a context without a job system (the serial path). Beside them, Embree 3's
 // own scaling when CMake found it: rtcIntersect1M / rtcOccluded1M on the same batches from W
 // threads, and rtcCommitScene on a device "threads=W". Scenes: the bunny (when the data folder is
@@ -7,7 +7,7 @@
 // runs on several threads); items_per_second is rays or triangles per second. Each case reports a
 // "min" aggregate with --benchmark_repetitions. par/path/ estimates the 2-worker speedup from thread
 // CPU time (see BM_par_path), which a machine loaded by other work distorts much less.
-//   volley_bench --benchmark_filter='par/(build|raycast)/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   volley_bench --benchmark_filter='par/(build|refit|raycast)/' --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //   volley_bench --benchmark_filter='par/path/'
 #include <benchmark/benchmark.h>
 
@@ -99,6 +99,39 @@ void BM_par_build(benchmark::State& state, int which) {
         vl_bvh_destroy(bvh);
     }
     state.SetItemsProcessed((int64_t)state.iterations() * m.triangle_count);
+}
+
+// A tree of the scene's own and its vertices moved a little, for the refit benches.
+struct RefitScene {
+    vl_bvh* bvh = nullptr;
+    std::vector<float> moved;
+};
+
+RefitScene* refit_scene(int which) {
+    static RefitScene* scenes[2] = {nullptr, nullptr};
+    if (scenes[which]) return scenes[which];
+    ParScene* s = par_scene(which);
+    if (!s) return nullptr;
+    const scene_mesh& m = s->mesh;
+    auto* r = new RefitScene;
+    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &r->bvh) != VL_OK)
+        return nullptr;
+    r->moved.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
+    uint64_t x = 777;
+    for (float& v : r->moved) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        v += 0.05f * (float)((x >> 40) * (1.0 / 16777216.0) - 0.5);
+    }
+    scenes[which] = r;
+    return r;
+}
+
+void BM_par_refit(benchmark::State& state, int which) {
+    RefitScene* r = refit_scene(which);
+    if (!r) return state.SkipWithError("scene missing");
+    ParContext pc((uint32_t)state.range(0));
+    for (auto _ : state) vl_bvh_refit_triangles_parallel(pc.ctx, r->bvh, r->moved.data());
+    state.SetItemsProcessed((int64_t)state.iterations() * par_scene(which)->mesh.triangle_count);
 }
 
 #ifdef VOLLEY_BENCH_EMBREE
@@ -193,7 +226,7 @@ void probe_finish(void* handle, void*) {
     g_probe.caller_in_ranges += g_probe.busy[0];
 }
 
-// kind 0: raycasts (range(0) = batch), 1: the build.
+// kind 0: raycasts (range(0) = batch), 1: the build, 2: the refit.
 void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     ParScene* s = par_scene(which);
     if (!s) return state.SkipWithError("scene missing");
@@ -208,7 +241,12 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     const scene_mesh& m = s->mesh;
     const std::vector<vl_ray>& rays = s->rays[rayset];
     std::vector<vl_hit> hits(kParRays);
+    RefitScene* r = kind == 2 ? refit_scene(which) : nullptr;
     auto run = [&](vl_context* c) {
+        if (kind == 2) {
+            vl_bvh_refit_triangles_parallel(c, r->bvh, r->moved.data());
+            return;
+        }
         if (kind == 1) {
             vl_bvh* bvh = nullptr;
             vl_bvh_build_triangles_parallel(c, m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
@@ -320,6 +358,16 @@ struct ParRegistrar {
 #endif
             benchmark::RegisterBenchmark(("par/path/build/" + sc).c_str(), BM_par_path, which, 0, 1)
                 ->Iterations(3)
+                ->Unit(benchmark::kMillisecond);
+            for (int w : {1, 2})
+                benchmark::RegisterBenchmark(("par/refit/" + sc + "/volley").c_str(), BM_par_refit, which)
+                    ->Arg(w)
+                    ->ArgName("workers")
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime()
+                    ->ComputeStatistics("min", par_min);
+            benchmark::RegisterBenchmark(("par/path/refit/" + sc).c_str(), BM_par_path, which, 0, 2)
+                ->Iterations(5)
                 ->Unit(benchmark::kMillisecond);
             for (int r = 0; r < 2; r++)
                 benchmark::RegisterBenchmark(("par/path/raycast/" + sc + "/" + sets[r] + "/closest").c_str(),

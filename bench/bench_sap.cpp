@@ -261,6 +261,37 @@ void BM_SapFrame(benchmark::State& state) {
     state.SetLabel(kSceneNames[state.range(0)]);
 }
 
+// BM_SapFrame with vl_broadphase_commit_parallel through the default pool of range(1) workers
+// (1: a context without a job system). Wall-clock time: the commit runs on several threads.
+template <class Engine>
+void BM_SapFrameParallel(benchmark::State& state) {
+    const Scene& s = scene((int)state.range(0));
+    const uint32_t workers = (uint32_t)state.range(1);
+    vl_thread_pool* pool = nullptr;
+    vl_task_system ts = {nullptr, nullptr, nullptr, 1};
+    if (workers > 1 && vl_thread_pool_create(workers, &pool) == VL_OK) ts = vl_thread_pool_task_system(pool);
+    vl_context* ctx = nullptr;
+    vl_context_create(&ts, &ctx);
+    Engine engine;
+    engine.init(s);
+    auto frame = [&](int f) {
+        vl_broadphase_update(engine.bp, engine.moving.data(), s.path[f].data(), (uint32_t)engine.moving.size());
+        engine.created.count = engine.deleted.count = 0;
+        vl_broadphase_commit_parallel(ctx, engine.bp, &engine.created, &engine.deleted);
+    };
+    for (int f = 0; f < kFrames; f++) frame(f); // warm up: buffers grown
+    int f = 0;
+    for (auto _ : state) {
+        frame(f);
+        f = (f + 1) % kFrames;
+    }
+    state.counters["pairs"] = engine.pairs();
+    state.counters["moving"] = (double)s.moving.size();
+    state.SetLabel(kSceneNames[state.range(0)]);
+    vl_context_destroy(ctx);
+    vl_thread_pool_destroy(pool);
+}
+
 // The flat world over a static ground plane with infinite bounds (top at y = -3: the lowest boxes
 // touch it), volley kinds only (Bullet takes no infinite bounds).
 template <class Engine>
@@ -519,6 +550,12 @@ BENCHMARK_TEMPLATE(BM_SapFrame, VolleySap)->DenseRange(0, 3)->Unit(benchmark::kM
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyBoxPruning)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyMultiSap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyGrid)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+// The all-moving scene (full prune) and the 100k one (incremental), 1 and 2 workers.
+BENCHMARK_TEMPLATE(BM_SapFrameParallel, VolleyBoxPruning)
+    ->ArgsProduct({{1, 3}, {1, 2}})
+    ->ArgNames({"scene", "workers"})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleySap)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyMultiSap)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyGrid)->Unit(benchmark::kMicrosecond);

@@ -4,7 +4,6 @@
  * (prune_bp_inc.c). */
 #include <string.h>
 
-#include "sap/axis.h"
 #include "sap/prune_bp.h"
 #include "sap/radix.h"
 
@@ -137,10 +136,7 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_conte
     }
     p->next.count = 0;
     if (!nd) return VL_OK;
-    vl_axis_stats stats = {0};
-    vl_axis_stats_add(&stats, o->boxes, p->dyn, nd);
-    vl_axis_stats_add(&stats, o->boxes, p->stat, ns);
-    int axis = vl_axis_stats_best(&stats);
+    int axis = vl_pbp_axis(ctx, o->boxes, p->dyn, nd, p->stat, ns);
     s = vl_prune_set_build(&p->set_dyn, &p->scratch, o->boxes, p->dyn, nd, axis, 0);
     if (s == VL_OK && ns) s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
     if (s == VL_OK) s = vl_pbp_sweep_full(ctx, &p->set_dyn, ns ? &p->set_stat : NULL, &p->next);
