@@ -1,7 +1,8 @@
 /* The parallel forms against their serial forms, exactly: batched raycasts, sweeps and overlaps,
- * box pruning, the BVH build and refit, for 1, 2, 3, 4 and 7 workers, through a toy job system on threads, the default pool, a job system
- * that runs tasks inline and returns NULL (Box2D's convention), and one whose enqueue fails. The
- * second call on a context allocates nothing; bad input is refused. */
+ * box pruning, the BVH build and refit, for 1, 2, 3, 4 and 7 workers, through a toy job system on
+ * threads, the default pool, a job system that runs tasks inline and returns NULL (Box2D's
+ * convention), and one whose enqueue fails. The second call on a context allocates nothing; bad
+ * input is refused. */
 #include "bvh/bvh_internal.h"
 #include "bvh/parallel.h"
 #include "sap/prune_work.h"
@@ -812,7 +813,8 @@ static void check_refit_bad_input(const scene_mesh* m, float* moved_xyz) {
     vl_bvh* bt = NULL;
     vl_aabb boxes[3] = {{{0, 0, 0}, {1, 1, 1}}, {{2, 2, 2}, {3, 3, 3}}, {{4, 4, 4}, {5, 5, 5}}};
     CHECK(vl_bvh_build_boxes(boxes, 3, NULL, &bt) == VL_OK, "refit: box build");
-    CHECK(vl_bvh_refit_triangles_parallel(ctx, bt, moved_xyz) == VL_ERR_INVALID_ARGUMENT, "refit: triangles into boxes");
+    CHECK(vl_bvh_refit_triangles_parallel(ctx, bt, moved_xyz) == VL_ERR_INVALID_ARGUMENT,
+          "refit: triangles into boxes");
     boxes[1].min[2] = 4.0f; /* min > max */
     CHECK(vl_bvh_refit_boxes_parallel(ctx, bt, boxes) == VL_ERR_INVALID_BOUNDS, "refit: inverted box");
     boxes[1].min[2] = NAN;

@@ -226,8 +226,10 @@ VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles
 VL_API vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
 
 /* vl_broadphase_commit with its work spread over ctx's workers (volley/tasks.h): the same pairs,
- * created and deleted lists, in the same order, for any worker count. Kinds without a parallel
- * commit run the serial one on the calling thread. Errors as vl_broadphase_commit, and
+ * created and deleted lists, in the same order, for any worker count. VL_BROADPHASE_BOX_PRUNING
+ * sweeps in ranges as tasks (its sort of the moved boxes, of the pairs and the diff stay on the
+ * calling thread); kinds without a parallel commit run the serial one on the calling thread.
+ * Errors as vl_broadphase_commit, and
  * VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
 VL_API vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* bp, vl_pair_buffer* created,
                                                vl_pair_buffer* deleted);

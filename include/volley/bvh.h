@@ -330,10 +330,10 @@ VL_API vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* box
 
 /* vl_bvh_refit_triangles / vl_bvh_refit_boxes with the context's job system: the input is checked
  * in blocks as tasks, then the subtrees at depth 6 (up to 64) are refit as tasks and the nodes above
- * them on the calling thread (triangles: a second such pass grows the boxes by the margin). The
- * tree is identical, every byte of its nodes, node4s and primitives, to the serial refit's, for any
- * worker count and job system (and without one). Nothing is allocated. Errors as the serial calls
- * (the tree unchanged), and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
+ * them on the calling thread; the margin (triangles) and the 4-wide nodes follow in blocks of nodes
+ * as tasks. The tree is identical, every byte of its nodes, node4s and primitives, to the serial
+ * refit's, for any worker count and job system (and without one). Nothing is allocated. Errors as
+ * the serial calls (the tree unchanged), and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
 VL_API vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const float* xyz);
 VL_API vl_status vl_bvh_refit_boxes_parallel(vl_context* ctx, vl_bvh* bvh, const vl_aabb* boxes);
 

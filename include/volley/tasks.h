@@ -1,13 +1,13 @@
 /* volley task hook: the user's job system runs volley's work on its own threads.
  *
  * volley never starts a thread of its own. A parallel entry point (vl_*_parallel) cuts its work
- * into items (blocks of rays, subtrees of a build), hands them to the user's enqueue callback and
- * waits in the user's finish callback, in the style of Box2D v3's enqueueTask / finishTask. The
- * job system splits [0, item_count) into ranges of at least min_range items (its choice, as it
- * balances) and calls task(start, end, worker_index, task_ctx) once per range, on any threads,
- * with worker_index < worker_count and never two ranges with the same worker_index at once.
- * worker_index picks the per-worker scratch that the context keeps, so that a range allocates
- * nothing.
+ * into items (blocks of rays, subtrees of a build or a refit, ranges of a broadphase commit's
+ * sweeps), hands them to the user's enqueue callback and waits in the user's finish callback, in
+ * the style of Box2D v3's enqueueTask / finishTask. The job system splits [0, item_count) into
+ * ranges of at least min_range items (its choice, as it balances) and calls task(start, end,
+ * worker_index, task_ctx) once per range, on any threads, with worker_index < worker_count and
+ * never two ranges with the same worker_index at once. worker_index picks the per-worker scratch
+ * that the context keeps, so that a range allocates nothing.
  *
  * enqueue returns a handle that volley passes to finish (which returns when every range has run),
  * or NULL: either the job system ran every range itself before returning (Box2D's convention), or
@@ -23,8 +23,8 @@
  * serial call's.
  *
  * The pattern for a query kind Q with a _scratch form (the sweeps, overlaps and box pruning follow
- * it; broadphase commits later): vl_Q_parallel(vl_context*, same arguments as vl_Q). It validates
- * the whole input first (errors as vl_Q, nothing written), sizes the scratch of one item with
+ * it; the refit and broadphase commits cut their own passes the same way):
+ * vl_Q_parallel(vl_context*, same arguments as vl_Q). It validates the whole input first (errors as vl_Q, nothing written), sizes the scratch of one item with
  * vl_Q_scratch_size and grows the context's per-worker area once, cuts the batch into items by a
  * rule of the batch's size, runs vl_Q_scratch on each item in the worker's scratch, and gathers
  * variable-size answers (pair lists) per item, appended to the caller's buffer in item order after

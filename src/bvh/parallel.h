@@ -30,11 +30,13 @@ uint32_t vl_bvh_parallel_ray_block(uint32_t count);
 uint32_t vl_bvh_parallel_query_block(uint32_t count);
 
 /* A parallel refit takes the subtrees at depth VL_PARALLEL_REFIT_DEPTH as its items (at most 2^depth
- * of them) and refits the nodes above them on the calling thread; its input checks run in blocks of
- * at least VL_PARALLEL_REFIT_MIN_CHECK floats or boxes, about VL_PARALLEL_REFIT_CHECK_BLOCKS blocks. */
+ * of them) and refits the nodes above them on the calling thread; its input checks, margin and
+ * node4 passes run in about VL_PARALLEL_REFIT_BLOCKS blocks of at least VL_PARALLEL_REFIT_MIN_CHECK
+ * floats or boxes, or VL_PARALLEL_REFIT_MIN_NODES binary nodes. */
 #define VL_PARALLEL_REFIT_DEPTH 6u
-#define VL_PARALLEL_REFIT_CHECK_BLOCKS 64u
+#define VL_PARALLEL_REFIT_BLOCKS 64u
 #define VL_PARALLEL_REFIT_MIN_CHECK 16384u
+#define VL_PARALLEL_REFIT_MIN_NODES 4096u
 
 /* Blocks of `block` items that cover count items. */
 static inline uint32_t vl_bvh_block_count(uint32_t count, uint32_t block) {

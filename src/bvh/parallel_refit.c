@@ -1,7 +1,9 @@
 /* vl_bvh_refit_triangles_parallel / vl_bvh_refit_boxes_parallel: the input checked in blocks as
- * tasks, the subtrees at a fixed depth refit as tasks, the few nodes above them on the calling
- * thread. Every node goes through the serial refit's steps (refit.c) after its children, so the
- * tree is the serial refit's, bit for bit. Nothing is allocated. */
+ * tasks; the subtrees at a fixed depth refit as tasks, the few nodes above them on the calling
+ * thread; then (triangles) the margin and the node4s over blocks of nodes as tasks. Every node
+ * goes through the serial refit's steps (refit.c), after its children for the first pass and
+ * after every binary node for the node4s, so the tree is the serial refit's, bit for bit.
+ * Nothing is allocated. */
 #include <float.h>
 #include <stdatomic.h>
 
@@ -13,35 +15,65 @@
 
 typedef struct refit_task {
     vl_bvh* bvh;
-    const float* xyz;
-    const vl_aabb* boxes;
-    size_t check_count, check_block; /* floats (triangles) or boxes to check, per block */
+    size_t count, block; /* a pass over blocks: floats or boxes to check, or nodes; per block */
     atomic_int bad;
+    float pad;
     uint32_t roots[VL_REFIT_ITEMS]; /* the binary nodes at depth VL_PARALLEL_REFIT_DEPTH */
     uint32_t root_count;
-    vl_refit_walk walks[VL_REFIT_ITEMS]; /* per item: what to do, and its triangles' bounds */
+    vl_refit_walk walks[VL_REFIT_ITEMS]; /* per subtree: the input, its triangles' bounds */
 } refit_task;
 
-static void check_range(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+/* Block b's [first, end) in a pass over t->count things. */
+static size_t block_of(const refit_task* t, uint32_t b, size_t* end) {
+    size_t first = b * t->block;
+    *end = t->count - first < t->block ? t->count : first + t->block;
+    return first;
+}
+
+/* Runs fn over the blocks of a pass over count things, ceil(count / 64) each, at least `least`. */
+static void run_blocks(const vl_context* ctx, refit_task* t, vl_task_fn* fn, size_t count, size_t least) {
+    size_t block = (count + VL_PARALLEL_REFIT_BLOCKS - 1) / VL_PARALLEL_REFIT_BLOCKS;
+    t->count = count;
+    t->block = block < least ? least : block;
+    if (count) vl_tasks_run(ctx, fn, (uint32_t)((count + t->block - 1) / t->block), 1, t);
+}
+
+static void check_coords(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     (void)worker;
     refit_task* t = arg;
     for (uint32_t b = start; b < end; b++) {
-        size_t first = b * t->check_block, last = t->check_count - first < t->check_block ? t->check_count
-                                                                                         : first + t->check_block;
-        int ok = t->xyz ? vl_bvh_refit_coords_ok(t->xyz, first, last)
-                        : vl_bvh_refit_boxes_ok(t->boxes, (uint32_t)first, (uint32_t)last);
-        if (!ok) atomic_store_explicit(&t->bad, 1, memory_order_relaxed);
+        size_t last, first = block_of(t, b, &last);
+        if (!vl_bvh_refit_coords_ok(t->walks[0].xyz, first, last))
+            atomic_store_explicit(&t->bad, 1, memory_order_relaxed);
     }
 }
 
-/* Whether the whole input passes the serial refit's checks. */
-static int input_ok(const vl_context* ctx, refit_task* t, size_t count) {
-    size_t block = (count + VL_PARALLEL_REFIT_CHECK_BLOCKS - 1) / VL_PARALLEL_REFIT_CHECK_BLOCKS;
-    t->check_count = count;
-    t->check_block = block < VL_PARALLEL_REFIT_MIN_CHECK ? VL_PARALLEL_REFIT_MIN_CHECK : block;
-    atomic_init(&t->bad, 0);
-    if (count) vl_tasks_run(ctx, check_range, (uint32_t)((count + t->check_block - 1) / t->check_block), 1, t);
-    return !atomic_load_explicit(&t->bad, memory_order_relaxed);
+static void check_boxes(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    refit_task* t = arg;
+    for (uint32_t b = start; b < end; b++) {
+        size_t last, first = block_of(t, b, &last);
+        if (!vl_bvh_refit_boxes_ok(t->walks[0].boxes, (uint32_t)first, (uint32_t)last))
+            atomic_store_explicit(&t->bad, 1, memory_order_relaxed);
+    }
+}
+
+static void pad_nodes(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    refit_task* t = arg;
+    for (uint32_t b = start; b < end; b++) {
+        size_t last, first = block_of(t, b, &last);
+        vl_bvh_refit_pad_range(t->bvh, (uint32_t)first, (uint32_t)last, t->pad);
+    }
+}
+
+static void wide_nodes(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    refit_task* t = arg;
+    for (uint32_t b = start; b < end; b++) {
+        size_t last, first = block_of(t, b, &last);
+        vl_bvh_refit_wide_range(t->bvh, (uint32_t)first, (uint32_t)last);
+    }
 }
 
 /* The nodes at depth VL_PARALLEL_REFIT_DEPTH, left to right. */
@@ -55,48 +87,48 @@ static void find_roots(refit_task* t, uint32_t ni, uint32_t depth) {
     }
 }
 
-static void walk_range(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+static void walk_subtrees(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     (void)worker;
     refit_task* t = arg;
     for (uint32_t i = start; i < end; i++)
         vl_bvh_refit_walk(t->bvh, t->roots[i], VL_PARALLEL_REFIT_DEPTH, UINT32_MAX, &t->walks[i]);
 }
 
-/* One walk with these steps over every subtree as tasks, then over the nodes above them here; the
- * triangles' bounds of all of them gathered in *top. */
-static void walk_all(const vl_context* ctx, refit_task* t, vl_refit_walk* top) {
-    for (uint32_t i = 0; i < t->root_count; i++) {
-        t->walks[i] = *top;
-        vl_refit_walk_init(&t->walks[i]);
-    }
-    if (t->root_count) vl_tasks_run(ctx, walk_range, t->root_count, 1, t);
-    vl_bvh_refit_walk(t->bvh, 0, 0, VL_PARALLEL_REFIT_DEPTH, top);
+/* Checks the input (0: it fails the serial refit's checks, nothing written), refits every binary
+ * node (the subtrees as tasks, the nodes above them here) and gathers the triangles' bounds in
+ * *top. */
+static int refit_binary(const vl_context* ctx, refit_task* t, vl_bvh* bvh, vl_refit_walk* top) {
+    t->bvh = bvh;
+    t->walks[0] = *top;
+    atomic_init(&t->bad, 0);
+    if (top->xyz)
+        run_blocks(ctx, t, check_coords, 3 * (size_t)bvh->vertex_count, VL_PARALLEL_REFIT_MIN_CHECK);
+    else
+        run_blocks(ctx, t, check_boxes, bvh->prim_count, VL_PARALLEL_REFIT_MIN_CHECK);
+    if (atomic_load_explicit(&t->bad, memory_order_relaxed)) return 0;
+
+    t->root_count = 0;
+    find_roots(t, 0, 0);
+    for (uint32_t i = 0; i < t->root_count; i++) t->walks[i] = *top;
+    if (t->root_count) vl_tasks_run(ctx, walk_subtrees, t->root_count, 1, t);
+    vl_bvh_refit_walk(bvh, 0, 0, VL_PARALLEL_REFIT_DEPTH, top);
     for (uint32_t i = 0; i < t->root_count; i++)
-        for (int a = 0; a < 3; a++) {
+        for (int a = 0; a < 3; a++) { /* min/max: the order of the subtrees changes no bit of the margin */
             top->lo[a] = t->walks[i].lo[a] < top->lo[a] ? t->walks[i].lo[a] : top->lo[a];
             top->hi[a] = t->walks[i].hi[a] > top->hi[a] ? t->walks[i].hi[a] : top->hi[a];
         }
-}
-
-static void task_init(refit_task* t, vl_bvh* bvh, const float* xyz, const vl_aabb* boxes) {
-    t->bvh = bvh, t->xyz = xyz, t->boxes = boxes;
-    t->root_count = 0;
+    return 1;
 }
 
 vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const float* xyz) {
     if (!ctx || !bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
     refit_task t;
-    task_init(&t, bvh, xyz, NULL);
-    if (!input_ok(ctx, &t, 3 * (size_t)bvh->vertex_count)) return VL_ERR_INVALID_GEOMETRY;
-    find_roots(&t, 0, 0);
-
-    vl_refit_walk top = {xyz, NULL, {0}, {0}, 0.0f, 1, 0, 0};
+    vl_refit_walk top = {xyz, NULL, {0}, {0}};
     vl_refit_walk_init(&top);
-    walk_all(ctx, &t, &top);
-    const float pad = vl_bvh_triangle_pad(top.lo, top.hi);
-    bvh->pad = pad;
-    vl_refit_walk grow = {NULL, NULL, {0}, {0}, pad, 0, 1, 1};
-    walk_all(ctx, &t, &grow);
+    if (!refit_binary(ctx, &t, bvh, &top)) return VL_ERR_INVALID_GEOMETRY;
+    t.pad = bvh->pad = vl_bvh_triangle_pad(top.lo, top.hi);
+    run_blocks(ctx, &t, pad_nodes, bvh->node_count, VL_PARALLEL_REFIT_MIN_NODES);
+    run_blocks(ctx, &t, wide_nodes, bvh->node_count, VL_PARALLEL_REFIT_MIN_NODES);
     vl_bvh_refit_checked(bvh);
     return VL_OK;
 }
@@ -104,13 +136,10 @@ vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const fl
 vl_status vl_bvh_refit_boxes_parallel(vl_context* ctx, vl_bvh* bvh, const vl_aabb* boxes) {
     if (!ctx || !bvh || !boxes || bvh->kind != VL_BVH_BOXES) return VL_ERR_INVALID_ARGUMENT;
     refit_task t;
-    task_init(&t, bvh, NULL, boxes);
-    if (!input_ok(ctx, &t, bvh->prim_count)) return VL_ERR_INVALID_BOUNDS;
-    find_roots(&t, 0, 0);
-
-    vl_refit_walk all = {NULL, boxes, {0}, {0}, 0.0f, 1, 0, 1};
-    vl_refit_walk_init(&all);
-    walk_all(ctx, &t, &all);
+    vl_refit_walk top = {NULL, boxes, {0}, {0}};
+    vl_refit_walk_init(&top);
+    if (!refit_binary(ctx, &t, bvh, &top)) return VL_ERR_INVALID_BOUNDS;
+    run_blocks(ctx, &t, wide_nodes, bvh->node_count, VL_PARALLEL_REFIT_MIN_NODES);
     vl_bvh_refit_checked(bvh);
     return VL_OK;
 }

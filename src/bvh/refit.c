@@ -1,8 +1,8 @@
 /* Refit: the tree's topology kept, its triangles or boxes and every node box recomputed from the
  * moved primitives. One pass over the binary nodes from the last to the first (children come
  * after their parent), then one over the node4s, which copy the boxes of the binary nodes they
- * were collapsed from. No allocation. The same steps as a post-order walk over a subtree serve
- * the parallel form (parallel_refit.c). */
+ * were collapsed from. No allocation. The same steps (a post-order walk over a subtree for the
+ * first pass, ranges of nodes for the others) serve the parallel form (parallel_refit.c). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -50,9 +50,8 @@ static void refit_wide_node(vl_bvh* bvh, uint32_t b) {
     }
 }
 
-/* Every node4's lanes from the binary nodes. */
-static void refit_wide(vl_bvh* bvh) {
-    for (uint32_t b = 0; b < bvh->node_count; b++) refit_wide_node(bvh, b);
+void vl_bvh_refit_wide_range(vl_bvh* bvh, uint32_t first, uint32_t end) {
+    for (uint32_t b = first; b < end; b++) refit_wide_node(bvh, b);
 }
 
 /* A triangle leaf: its triangles rebuilt from the moved vertices, its box their bounds, grown
@@ -116,9 +115,9 @@ static void refit_nodes(vl_bvh* bvh, const float* xyz, const vl_aabb* boxes, flo
     for (uint32_t ni = bvh->node_count; ni-- > 0;) refit_node(bvh, &bvh->nodes[ni], xyz, boxes, lo, hi);
 }
 
-/* A triangle tree's node boxes are the primitives' own; the margin grows them as the build does. */
-static void pad_node(vl_bvh_node* node, float pad) {
-    for (int a = 0; a < 3; a++) node->min[a] -= pad, node->max[a] += pad;
+void vl_bvh_refit_pad_range(vl_bvh* bvh, uint32_t first, uint32_t end, float pad) {
+    for (uint32_t ni = first; ni < end; ni++)
+        for (int a = 0; a < 3; a++) bvh->nodes[ni].min[a] -= pad, bvh->nodes[ni].max[a] += pad;
 }
 
 int vl_bvh_refit_coords_ok(const float* xyz, size_t first, size_t end) {
@@ -145,9 +144,7 @@ void vl_bvh_refit_walk(vl_bvh* bvh, uint32_t ni, uint32_t depth, uint32_t cut, v
         vl_bvh_refit_walk(bvh, node->index, depth + 1, cut, w);
         vl_bvh_refit_walk(bvh, node->index + 1, depth + 1, cut, w);
     }
-    if (w->refit) refit_node(bvh, node, w->xyz, w->boxes, w->lo, w->hi);
-    if (w->pad_nodes) pad_node(node, w->pad);
-    if (w->wide) refit_wide_node(bvh, ni);
+    refit_node(bvh, node, w->xyz, w->boxes, w->lo, w->hi);
 }
 
 void vl_bvh_refit_checked(const vl_bvh* bvh) {
@@ -166,8 +163,8 @@ vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz) {
     refit_nodes(bvh, xyz, NULL, lo, hi);
     const float pad = vl_bvh_triangle_pad(lo, hi);
     bvh->pad = pad;
-    for (uint32_t ni = 0; ni < bvh->node_count; ni++) pad_node(&bvh->nodes[ni], pad);
-    refit_wide(bvh);
+    vl_bvh_refit_pad_range(bvh, 0, bvh->node_count, pad);
+    vl_bvh_refit_wide_range(bvh, 0, bvh->node_count);
     vl_bvh_refit_checked(bvh);
     return VL_OK;
 }
@@ -177,7 +174,7 @@ vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes) {
     if (!vl_bvh_refit_boxes_ok(boxes, 0, bvh->prim_count)) return VL_ERR_INVALID_BOUNDS;
 
     refit_nodes(bvh, NULL, boxes, NULL, NULL);
-    refit_wide(bvh);
+    vl_bvh_refit_wide_range(bvh, 0, bvh->node_count);
     vl_bvh_refit_checked(bvh);
     return VL_OK;
 }
