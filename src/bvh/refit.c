@@ -98,8 +98,8 @@ static void refit_box_leaf(vl_bvh* bvh, vl_bvh_node* node, uint32_t count, const
     }
 }
 
-/* The binary nodes from the last to the first: leaves from the moved triangles (xyz, growing
- * lo/hi) or boxes, inner nodes the union of their children (refit already: they come after it). */
+/* One binary node: a leaf from the moved triangles (xyz, growing lo/hi) or boxes, an inner node
+ * the union of its children (refit already). */
 static void refit_node(vl_bvh* bvh, vl_bvh_node* node, const float* xyz, const vl_aabb* boxes, float lo[3],
                        float hi[3]) {
     const uint32_t count = vl_bvh_node_count(node);
@@ -111,6 +111,7 @@ static void refit_node(vl_bvh* bvh, vl_bvh_node* node, const float* xyz, const v
         refit_box_leaf(bvh, node, count, boxes);
 }
 
+/* The binary nodes from the last to the first (children come after their parent). */
 static void refit_nodes(vl_bvh* bvh, const float* xyz, const vl_aabb* boxes, float lo[3], float hi[3]) {
     for (uint32_t ni = bvh->node_count; ni-- > 0;) refit_node(bvh, &bvh->nodes[ni], xyz, boxes, lo, hi);
 }
