@@ -6,6 +6,7 @@
 #ifndef VL_SIMD_SWEEP_KERNELS_H
 #define VL_SIMD_SWEEP_KERNELS_H
 
+#include <float.h>
 #include <stdint.h>
 
 #include "simd/simd.h"
@@ -57,49 +58,64 @@ VL_INLINE void vl_sweep4_gather(const float* rec, const uint32_t* idx, vl_sweepv
     s->grow[0] = q[0], s->grow[1] = q[1], s->grow[2] = q[2];
 }
 
-/* The boxes of triangles [s, s + 4) of a leaf of `count` whose rows start at rows (v0, e1 = v1 - v0,
- * e2n = v0 - v2 per axis), each grown by 2^-20 of its coordinates' magnitude so that the float
- * vertices v0 + e1 and v0 - e2n cover the exact ones. Lanes past the leaf read the rows' padding
- * or the next row (the caller drops them). */
-VL_INLINE void vl_sweep4_tri_boxes(const float* rows, uint32_t count, uint32_t s, vl_f4 mn[3], vl_f4 mx[3]) {
-    const vl_f4 rel = vl_f4_set1(0x1p-20f);
+/* The triangles [s, s + 4) of a leaf of `count` whose rows start at rows (v0, e1 = v1 - v0,
+ * e2n = v0 - v2, ng per axis) that the sweep may touch in [0, tmax], and in *lower a time no later
+ * than its first touch of each: the later of
+ * - the entry of the centre ray into the triangle's box (grown by 2^-20 of its coordinates, so
+ *   that the float vertices v0 + e1 and v0 - e2n cover the exact ones) grown by the extent;
+ * - the entry into the slab of the triangle's plane within the shape's reach along ng (a sphere:
+ *   its grown radius times |ng|; a box: grow.|ng|): signed distances (scaled by |ng|) s0 = (c - v0).ng
+ *   at t = 0 and s0 + t d.ng later, the reach widened by 2^-19 of sum_a m_a nb_a, with
+ *   nb_a = |e1_b e2_c| + |e1_c e2_b| bounding the exact normal's terms (ng is their rounded cross
+ *   product, off by up to 2^-22 nb_a) and m_a = |c - v0| + |d tmax| + |e1| + |e2n| + grow on
+ *   axis a; a lane whose distances at both ends lie beyond the reach on the same side is dropped.
+ * Degenerate triangles (ng = 0) pass the plane test at t = 0. Lanes past the leaf read the rows'
+ * padding or the next row (the caller drops them). */
+VL_INLINE vl_f4 vl_sweep4_tris(const float* rows, uint32_t count, uint32_t s, const vl_sweepv4* w, const vl_f4 dir[3],
+                               vl_f4 sphere, vl_f4* lower) {
+    vl_f4 v0[3], e1[3], e2n[3], mn[3], mx[3], tn;
+    const vl_f4 rel20 = vl_f4_set1(0x1p-20f);
     for (int a = 0; a < 3; a++) {
-        vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
-        vl_f4 e1 = vl_f4_loadu(rows + (size_t)(3 + a) * count + s);
-        vl_f4 e2n = vl_f4_loadu(rows + (size_t)(6 + a) * count + s);
-        vl_f4 v1 = vl_f4_add(v0, e1), v2 = vl_f4_sub(v0, e2n);
-        vl_f4 pad = vl_f4_mul(vl_f4_add(vl_f4_add(vl_f4_abs(v0), vl_f4_abs(e1)), vl_f4_abs(e2n)), rel);
-        mn[a] = vl_f4_sub(vl_f4_min(v0, vl_f4_min(v1, v2)), pad);
-        mx[a] = vl_f4_add(vl_f4_max(v0, vl_f4_max(v1, v2)), pad);
+        v0[a] = vl_f4_loadu(rows + (size_t)a * count + s);
+        e1[a] = vl_f4_loadu(rows + (size_t)(3 + a) * count + s);
+        e2n[a] = vl_f4_loadu(rows + (size_t)(6 + a) * count + s);
+        vl_f4 v1 = vl_f4_add(v0[a], e1[a]), v2 = vl_f4_sub(v0[a], e2n[a]);
+        vl_f4 pad = vl_f4_mul(vl_f4_add(vl_f4_add(vl_f4_abs(v0[a]), vl_f4_abs(e1[a])), vl_f4_abs(e2n[a])), rel20);
+        mn[a] = vl_f4_sub(vl_f4_min(v0[a], vl_f4_min(v1, v2)), pad);
+        mx[a] = vl_f4_add(vl_f4_max(v0[a], vl_f4_max(v1, v2)), pad);
     }
-}
-
-/* The triangles [s, s + 4) of a leaf (rows as above) whose planes the sweep can reach: the
- * signed distances (scaled by |ng|) of the centre at t = 0 and at tmax, s0 = (c - v0).ng and
- * s1 = s0 + tmax d.ng, against the reach of the shape along ng (a sphere: its grown radius times
- * |ng|; a box: grow.|ng|), widened by 2^-18 of the magnitudes summed; a lane is dropped only when
- * both ends lie beyond the reach on the same side. Degenerate triangles (ng = 0) always pass. */
-VL_INLINE vl_f4 vl_sweep4_tri_planes(const float* rows, uint32_t count, uint32_t s, const vl_sweepv4* w,
-                                     const vl_f4 dir[3], vl_f4 sphere) {
+    vl_f4 hit = vl_sweep4_slab(w, mn, mx, &tn);
     vl_f4 s0 = vl_f4_zero(), ds = vl_f4_zero(), box = vl_f4_zero(), n2 = vl_f4_zero(), mag = vl_f4_zero();
+    const vl_f4 big = vl_f4_set1(FLT_MAX);
     for (int a = 0; a < 3; a++) {
-        vl_f4 v0 = vl_f4_loadu(rows + (size_t)a * count + s);
+        const int b = (a + 1) % 3, c = (a + 2) % 3;
         vl_f4 ng = vl_f4_loadu(rows + (size_t)(9 + a) * count + s), an = vl_f4_abs(ng);
-        vl_f4 rel = vl_f4_sub(w->c[a], v0);
+        vl_f4 nb = vl_f4_add(vl_f4_abs(vl_f4_mul(e1[b], e2n[c])), vl_f4_abs(vl_f4_mul(e1[c], e2n[b])));
+        vl_f4 rel = vl_f4_sub(w->c[a], v0[a]);
         s0 = vl_f4_add(s0, vl_f4_mul(rel, ng));
         ds = vl_f4_add(ds, vl_f4_mul(dir[a], ng));
         box = vl_f4_add(box, vl_f4_mul(w->grow[a], an));
         n2 = vl_f4_add(n2, vl_f4_mul(ng, ng));
-        mag = vl_f4_add(mag, vl_f4_mul(vl_f4_add(vl_f4_abs(rel), vl_f4_abs(vl_f4_mul(dir[a], w->tmax))), an));
+        vl_f4 span = vl_f4_add(vl_f4_abs(rel), vl_f4_min(vl_f4_abs(vl_f4_mul(dir[a], w->tmax)), big));
+        span = vl_f4_add(span, vl_f4_add(vl_f4_add(vl_f4_abs(e1[a]), vl_f4_abs(e2n[a])), w->grow[a]));
+        mag = vl_f4_add(mag, vl_f4_mul(span, nb));
     }
     vl_f4 round = vl_f4_mul(sphere, vl_f4_mul(simde_mm_sqrt_ps(n2), vl_f4_set1(1.0f + 0x1p-18f)));
     vl_f4 reach = vl_f4_select(vl_f4_gt(sphere, vl_f4_zero()), round, box);
     vl_f4 s1 = vl_f4_add(s0, vl_f4_mul(ds, w->tmax));
-    vl_f4 limit = vl_f4_add(reach, vl_f4_mul(mag, vl_f4_set1(0x1p-18f)));
+    vl_f4 limit = vl_f4_add(reach, vl_f4_mul(mag, vl_f4_set1(0x1p-19f)));
     vl_f4 above = vl_f4_and(vl_f4_gt(s0, limit), vl_f4_gt(s1, limit));
     vl_f4 neg = vl_f4_sub(vl_f4_zero(), limit);
     vl_f4 below = vl_f4_and(vl_f4_lt(s0, neg), vl_f4_lt(s1, neg));
-    return vl_f4_andnot(vl_f4_true(), vl_f4_or(above, below));
+    /* the plane's entry, (|s0| - limit) / approach speed, rounded down; a lane beyond the reach
+     * and not approaching was dropped above */
+    vl_f4 gap = vl_f4_sub(vl_f4_abs(s0), limit);
+    vl_f4 speed = vl_f4_max(vl_f4_select(vl_f4_gt(s0, vl_f4_zero()), vl_f4_sub(vl_f4_zero(), ds), ds),
+                            vl_f4_set1(FLT_MIN));
+    vl_f4 tplane = vl_f4_mul(vl_f4_div(gap, speed), vl_f4_set1(1.0f - 0x1p-20f));
+    tn = vl_f4_max(tn, vl_f4_and(vl_f4_gt(gap, vl_f4_zero()), tplane));
+    *lower = tn;
+    return vl_f4_and(vl_f4_andnot(hit, vl_f4_or(above, below)), vl_f4_le(tn, w->tmax));
 }
 
 #endif
