@@ -21,19 +21,16 @@ static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_h
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                        int any_hit, vl_sweep_best* best) {
     const float* rows = vl_bvh_leaf_rows(bvh, first);
-    vl_sweepv4 s;
-    vl_sweep4_broadcast(rec, &s);
-    vl_f4 dir[3];
-    for (int a = 0; a < 3; a++) dir[a] = vl_f4_set1(rec[VL_SR_DIR + a]);
-    const vl_f4 sphere = vl_f4_set1(rec[VL_SR_DIR + 3]);
+    vl_sweepvw s;
+    vl_sweepw_broadcast(rec, &s);
     /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
-    float enter[VL_BVH_MAX_LEAF_SIZE + 4];
-    for (uint32_t b = 0; b < count; b += 4) {
-        vl_f4 tn;
-        uint32_t left = count - b < 4 ? count - b : 4;
-        uint32_t bits = vl_f4_bits(vl_sweep4_tris(rows, count, b, &s, dir, sphere, &tn)) & ((1u << left) - 1u);
-        vl_f4_storeu(enter + b, tn);
+    float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
+    for (uint32_t b = 0; b < count; b += VL_BW) {
+        vl_fw tn;
+        uint32_t bits = vl_fw_bits(vl_sweepw_tris(rows, count, b, &s, &tn));
+        if (count - b < VL_BW) bits &= (1u << (count - b)) - 1u;
+        vl_fw_storeu(enter + b, tn);
         for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
     }
     /* earliest possible touch first, so that the closest hit's limit drops early */
