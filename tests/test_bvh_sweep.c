@@ -540,6 +540,107 @@ static void test_soups(void) {
     scene_free(&m);
 }
 
+/* The leaf filter's margins: sweeps built to touch triangles near the culling tests' decisions
+ * (the plane slab's entry right at tmax, sliding along the plane or past a vertex at about the
+ * radius), on well-shaped triangles and slivers (normals with large rounding
+ * error), near the origin and far from it, with tiny, normal and huge radii. */
+static void margin_sweeps(const scene_mesh* m, uint32_t n, float size, double scale, uint64_t seed,
+                          vl_sphere_sweep* sph, vl_box_sweep* box) {
+    /* the face's entry at 1 + eps of tmax 1; sliding at a distance off the radius by graze of the
+     * scale (a touch shallower than the tree's vertex rounding, 2^-24 of the scale, can be late) */
+    static const double eps[] = {-0x1p-14, -0x1p-19, -0x1p-22, 0.0, 0x1p-22, 0x1p-19, 0x1p-14};
+    static const double graze[] = {-0x1p-12, -0x1p-16, 0x1p-16, 0x1p-12};
+    static const double radii[] = {1e-4, 0.3, 1.0, 40.0};
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t* tri = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
+        double v[3][3], e1[3], e2[3], nrm[3], p[3], d[3], c[3];
+        for (int j = 0; j < 3; j++)
+            for (int a = 0; a < 3; a++) v[j][a] = m->xyz[3 * (size_t)tri[j] + a];
+        for (int a = 0; a < 3; a++) e1[a] = v[1][a] - v[0][a], e2[a] = v[2][a] - v[0][a];
+        nrm[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        nrm[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        nrm[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        double len = sqrt(o_dot(nrm, nrm)), r = size * radii[i % 4], e = eps[(i / 4) % 7];
+        if (!(len > 0.0)) len = 1.0, nrm[0] = 1.0, nrm[1] = nrm[2] = 0.0;
+        for (int a = 0; a < 3; a++) nrm[a] /= len;
+        double u = test_float(&rng, 0, 1), w = test_float(&rng, 0, 1);
+        if (u + w > 1) u = 1 - u, w = 1 - w;
+        int kind = (int)(i / 28) % 3;
+        if (kind == 2) u = w = 0.0; /* past the vertex v0 */
+        for (int a = 0; a < 3; a++) p[a] = v[0][a] + u * e1[a] + w * e2[a];
+        double side = (i & 1) ? 1.0 : -1.0, along[3], tmax = 1.0;
+        for (int a = 0; a < 3; a++) along[a] = e1[a] - nrm[a] * o_dot(e1, nrm);
+        double al = sqrt(o_dot(along, along));
+        for (int a = 0; a < 3; a++) along[a] = al > 0.0 ? along[a] / al : 0.0;
+        if (kind == 0) { /* onto the face, reaching it at t = 1 + e (tmax 1) */
+            double h = size * test_float(&rng, 0.1f, 3.0f);
+            for (int a = 0; a < 3; a++) c[a] = p[a] + side * nrm[a] * (r + h), d[a] = -side * nrm[a] * h / (1.0 + e);
+        } else { /* along the plane (or past the vertex) at r (1 + e) from it, starting behind */
+            double reach = size * test_float(&rng, 0.5f, 4.0f);
+            e = graze[(i / 4) % 4];
+            for (int a = 0; a < 3; a++)
+                c[a] = p[a] + side * nrm[a] * (r + e * scale) - along[a] * reach, d[a] = 2.0 * reach * along[a];
+            if (kind == 2) tmax = test_float(&rng, 0.2f, 1.0f);
+        }
+        for (int a = 0; a < 3; a++) {
+            sph[i].center[a] = (float)c[a], sph[i].dir[a] = (float)d[a];
+            /* boxes not below 0.3 size: the oracle's hull of a tiny box against a triangle is
+             * off by more than the tolerance */
+            float h = (float)fmax(r, 0.3 * size) * ((i & 2) ? 1.0f : 0.5f);
+            box[i].box.min[a] = (float)c[a] - h, box[i].box.max[a] = (float)c[a] + h, box[i].dir[a] = (float)d[a];
+        }
+        sph[i].radius = (float)r, sph[i].tmax = box[i].tmax = (float)tmax;
+        if (!(fabsf(sph[i].dir[0]) + fabsf(sph[i].dir[1]) + fabsf(sph[i].dir[2]) > 0.0f))
+            sph[i].dir[0] = box[i].dir[0] = size;
+    }
+}
+
+static void test_filter_margins(void) {
+    static const float offsets[] = {0.0f, 1000.0f, 50000.0f};
+    static const float sizes[] = {0.01f, 1.0f, 300.0f};
+    for (int k = 0; k < 6; k++) {
+        /* slivers (thin triangles: b near the line of a) for spheres only: the oracle's hull of a
+         * box swept against a sliver misses facets */
+        const int slivers = k >= 3;
+        scene_mesh m = {0};
+        const uint32_t count = 48;
+        CHECK(scene_reserve(&m, 3 * count, count), "margin scene");
+        test_rng rng = {71 + (uint64_t)k};
+        const float o = offsets[k % 3], size = sizes[k % 3];
+        for (uint32_t i = 0; i < count; i++) {
+            float base[3], a[3], b[3];
+            for (int ax = 0; ax < 3; ax++) {
+                base[ax] = o + test_float(&rng, -4.0f, 4.0f) * size;
+                a[ax] = test_float(&rng, -1.0f, 1.0f) * size;
+                b[ax] = test_float(&rng, -1.0f, 1.0f) * size;
+            }
+            if (slivers && i % 2)
+                for (int ax = 0; ax < 3; ax++) b[ax] = 0.5f * a[ax] + (ax == 2 ? 1e-3f * size : 0.0f);
+            scene_push_vertex(&m, base[0], base[1], base[2]);
+            scene_push_vertex(&m, base[0] + a[0], base[1] + a[1], base[2] + a[2]);
+            scene_push_vertex(&m, base[0] + b[0], base[1] + b[1], base[2] + b[2]);
+            scene_push_tri(&m, 3 * i, 3 * i + 1, 3 * i + 2);
+        }
+        scene_bounds(&m);
+        tri_scene t;
+        CHECK(tri_scene_make(&m, &t, 8), "margin scene build");
+        uint32_t n = test_scaled(336);
+        vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
+        vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
+        margin_sweeps(&m, n, size, o + 5.0 * size, 72 + (uint64_t)k, sph, box);
+        char what[80];
+        snprintf(what, sizeof what, "margins (offset %g, size %g%s) spheres", o, size, slivers ? ", slivers" : "");
+        if (t.bvh) check_sweeps(t.bvh, &t.o, sph, NULL, n, what);
+        snprintf(what, sizeof what, "margins (offset %g, size %g) boxes", o, size);
+        if (t.bvh && !slivers) check_sweeps(t.bvh, &t.o, NULL, box, n, what);
+        free(sph);
+        free(box);
+        if (t.bvh) tri_scene_free(&t);
+        scene_free(&m);
+    }
+}
+
 static void test_world(void) {
     scene_mesh m;
     if (!scene_world(16, 6, 8, 41, &m)) return;
@@ -739,6 +840,7 @@ int main(void) {
     test_one_triangle();
     test_api();
     test_soups();
+    test_filter_margins();
     test_world();
     test_boxes();
     test_real_meshes();

@@ -8,35 +8,32 @@
 _Static_assert(VL_SWEEPREC_FLOATS == VL_SWEEPV_STRIDE, "the kernels read the sweep records' layout");
 
 /* Keeps an exact hit at t of the primitive (first, at) if it is the best so far; returns 1 when
- * an any-hit sweep is done. */
+ * the sweep is done: any hit, or a closest hit at t = 0 (nothing can come earlier). A finished
+ * sweep's record is retired. */
 static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_hit, vl_sweep_best* best) {
     if (t < 0.0 || (best->first != VL_BVH_EMPTY && !(t < best->t))) return 0;
     best->t = t, best->first = first, best->at = at;
-    rec[VL_SR_TMAX] = any_hit ? -1.0f : vl_sweep_limit(t);
-    return any_hit;
+    const int done = any_hit || t == 0.0;
+    rec[VL_SR_TMAX] = done ? -1.0f : vl_sweep_limit(t);
+    return done;
 }
 
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                        int any_hit, vl_sweep_best* best) {
     const float* rows = vl_bvh_leaf_rows(bvh, first);
-    vl_sweepv4 s;
-    vl_sweep4_broadcast(rec, &s);
-    vl_f4 dir[3];
-    for (int a = 0; a < 3; a++) dir[a] = vl_f4_set1(rec[VL_SR_DIR + a]);
-    const vl_f4 sphere = vl_f4_set1(rec[VL_SR_DIR + 3]);
-    /* the triangles the sweep may reach, with the entry t of their grown boxes */
+    vl_sweepvw s;
+    vl_sweepw_broadcast(rec, &s);
+    /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
-    float enter[VL_BVH_MAX_LEAF_SIZE + 4];
-    for (uint32_t b = 0; b < count; b += 4) {
-        vl_f4 mn[3], mx[3], tn;
-        vl_sweep4_tri_boxes(rows, count, b, mn, mx);
-        uint32_t left = count - b < 4 ? count - b : 4;
-        vl_f4 reach = vl_f4_and(vl_sweep4_slab(&s, mn, mx, &tn), vl_sweep4_tri_planes(rows, count, b, &s, dir, sphere));
-        uint32_t bits = vl_f4_bits(reach) & ((1u << left) - 1u);
-        vl_f4_storeu(enter + b, tn);
+    float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
+    for (uint32_t b = 0; b < count; b += VL_BW) {
+        vl_fw tn;
+        uint32_t bits = vl_fw_bits(vl_sweepw_tris(rows, count, b, &s, &tn));
+        if (count - b < VL_BW) bits &= (1u << (count - b)) - 1u;
+        vl_fw_storeu(enter + b, tn);
         for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
     }
-    /* nearest entry first, so that the closest hit's limit drops early */
+    /* earliest possible touch first, so that the closest hit's limit drops early */
     for (uint32_t i = 1; i < n; i++)
         for (uint32_t j = i; j > 0 && enter[which[j]] < enter[which[j - 1]]; j--) {
             uint32_t x = which[j];

@@ -195,6 +195,18 @@ static double cylinder_time(const double m[3], const double d[3], const double e
     return s >= 0.0 && s <= ee ? t : INFINITY;
 }
 
+/* Whether p is within r of the box of the triangle v (a necessary condition for touching it). */
+static int box_within(const double p[3], const double v[3][3], double r) {
+    double w2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double lo = v[0][k] < v[1][k] ? v[0][k] : v[1][k], hi = v[0][k] < v[1][k] ? v[1][k] : v[0][k];
+        lo = v[2][k] < lo ? v[2][k] : lo, hi = v[2][k] > hi ? v[2][k] : hi;
+        double x = p[k] < lo ? lo - p[k] : p[k] > hi ? p[k] - hi : 0.0;
+        w2 += x * x;
+    }
+    return w2 <= r * r;
+}
+
 static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double tmax) {
     const double r = q->r;
     double best = INFINITY, e1[3], e2[3], n[3], un[3] = {0, 0, 0}, m[3], s0 = 0.0;
@@ -207,7 +219,8 @@ static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double t
         for (int k = 0; k < 3; k++) un[k] = n[k] / len;
         s0 = dot3(m, un);
     }
-    if (!(nn > 0.0) || fabs(s0) <= r) { /* within r of the plane: maybe touching already */
+    if ((!(nn > 0.0) || fabs(s0) <= r) && box_within(q->c, v, r)) { /* within r of the plane and of the
+                                                                         triangle's box: maybe touching already */
         double c[3], w[3];
         closest_on_tri(q->c, v, c);
         sub3(q->c, c, w);
@@ -226,8 +239,9 @@ static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double t
         double e[3];
         sub3(q->c, v[i], m);
         sub3(v[(i + 1) % 3], v[i], e);
-        best = fmin(best, cylinder_time(m, q->d, e, r));
-        best = fmin(best, ball_time(m, q->d, r));
+        double te = cylinder_time(m, q->d, e, r), tv = ball_time(m, q->d, r);
+        best = te < best ? te : best;
+        best = tv < best ? tv : best;
     }
     return best < INFINITY && best <= tmax ? best : VL_NO_TIME;
 }

@@ -8,6 +8,20 @@
 /* A walk pushes at most 3 entries per level net. */
 #define VL_SWEEP_STACK (3u * VL_BVH_MAX_DEPTH + 8u)
 
+/* Starts loading a child that will be opened: a node4, or a leaf's rows (its primitives). */
+static inline void prefetch_child(const vl_bvh* bvh, int tris, uint32_t child, uint32_t count) {
+    const char* p;
+    size_t bytes;
+    if (!count) {
+        p = (const char*)&bvh->wide[child], bytes = sizeof(vl_bvh_node4);
+    } else if (tris) {
+        p = (const char*)vl_bvh_leaf_rows(bvh, child), bytes = VL_BVH_TRI_FLOATS * sizeof(float) * count;
+    } else {
+        p = (const char*)&bvh->boxes[child], bytes = sizeof(vl_bvh_box) * count;
+    }
+    for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(p + at);
+}
+
 void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q, float* rec, int any_hit,
                      vl_sweep_best* best) {
     uint32_t child[VL_SWEEP_STACK], count[VL_SWEEP_STACK];
@@ -41,6 +55,7 @@ void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q,
                         at--;
                     }
                     child[at] = w->child[i], count[at] = w->count[i], tnear[at] = ts[i];
+                    prefetch_child(bvh, tris, w->child[i], w->count[i]);
                 }
             }
         }
