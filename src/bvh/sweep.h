@@ -68,18 +68,19 @@ int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const
 void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q, float* rec, int any_hit,
                      vl_sweep_best* best);
 
-/* A batch of n sweeps (queries q, records rec, bests best) down the 4-wide tree by move-to-front:
- * ids[0, n) lists the live ones (permuted by the call). */
+/* A batch of n sweeps (queries q, records rec, bests best) as a query kind of the batch engine
+ * (query_engine.h, sweep_batch.c). */
 typedef struct vl_sweep_batch {
     const vl_bvh* bvh;
     const vl_sweep_query* q;
     float* rec;
     vl_sweep_best* best;
-    uint32_t* ids;
     uint32_t n;
     int any_hit;
 } vl_sweep_batch;
 
-void vl_sweep_trace_batch(const vl_sweep_batch* b);
+/* Traces the batch's n live sweeps, listed at arena's start, through the engine. arena:
+ * arena_entries (vl_query_arena_entries(n)) uint32_t. */
+void vl_sweep_trace_batch(const vl_sweep_batch* b, uint32_t* arena, size_t arena_entries);
 
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "bvh/query_engine.h"
 #include "bvh/sweep.h"
 #include "core/alloc.h"
 
@@ -17,7 +18,7 @@ static size_t align_up(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
 static size_t chunk_bytes(uint32_t n) {
     return align_up(sizeof(vl_sweep_query) * (size_t)n) + align_up(sizeof(float) * VL_SWEEPREC_FLOATS * (size_t)n) +
-           align_up(sizeof(vl_sweep_best) * (size_t)n) + align_up(sizeof(uint32_t) * (size_t)n);
+           align_up(sizeof(vl_sweep_best) * (size_t)n) + sizeof(uint32_t) * vl_query_arena_entries(n);
 }
 
 size_t vl_bvh_sweep_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags) {
@@ -78,7 +79,7 @@ static vl_status sweep_batch(const vl_bvh* bvh, const void* sweeps, int boxes, u
     p += align_up(sizeof(float) * VL_SWEEPREC_FLOATS * (size_t)cap);
     vl_sweep_best* best = (vl_sweep_best*)p;
     p += align_up(sizeof(vl_sweep_best) * (size_t)cap);
-    uint32_t* ids = (uint32_t*)p;
+    uint32_t* ids = (uint32_t*)p; /* the live sweeps, at the engine's arena's start */
     for (uint32_t start = 0; start < count; start += cap) {
         uint32_t n = count - start < cap ? count - start : cap, live = 0;
         for (uint32_t j = 0; j < n; j++) {
@@ -91,8 +92,8 @@ static vl_status sweep_batch(const vl_bvh* bvh, const void* sweeps, int boxes, u
                 invalid = 1;
             }
         }
-        vl_sweep_batch b = {bvh, q, rec, best, ids, live, any_hit};
-        vl_sweep_trace_batch(&b);
+        vl_sweep_batch b = {bvh, q, rec, best, live, any_hit};
+        vl_sweep_trace_batch(&b, ids, vl_query_arena_entries(cap));
         for (uint32_t j = 0; j < n; j++) {
             vl_hit* hit = &hits[start + j];
             vl_contact* contact = contacts ? &contacts[start + j] : NULL;
