@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bvh/query_engine.h"
+#include "bvh/traverse_scratch.h"
 #include "core/pair_buffer.h"
 #include "simd/overlap_kernels.h"
 
@@ -344,8 +345,7 @@ static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queri
                             vl_pair_buffer* out, void* scratch, size_t bytes) {
     if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
     if (count == 0) return VL_OK;
-    if (!scratch || (uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT || bytes < vl_bvh_overlap_scratch_size(bvh, count))
-        return VL_ERR_INVALID_ARGUMENT;
+    if (!vl_bvh_scratch_fits(scratch, bytes, vl_bvh_overlap_scratch_size(bvh, count))) return VL_ERR_INVALID_ARGUMENT;
     uint32_t n = scratch_batch(count);
     float* records = scratch;
     uint32_t* arena = (uint32_t*)(records + VL_OV_RECORD_FLOATS * (size_t)n);

@@ -6,6 +6,7 @@
 
 #include "bvh/query_engine.h"
 #include "bvh/sweep.h"
+#include "bvh/traverse_scratch.h"
 #include "core/alloc.h"
 
 /* The flag bits the sweeps know (VL_RAY_GROUP_BY_ORIGIN is accepted and changes nothing). */
@@ -117,8 +118,7 @@ static vl_status sweep_checked(const vl_bvh* bvh, const void* sweeps, int boxes,
         vl_mem_free(mem, need);
         return st;
     }
-    if (!scratch || ((uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT) || scratch_bytes < need)
-        return VL_ERR_INVALID_ARGUMENT;
+    if (!vl_bvh_scratch_fits(scratch, scratch_bytes, need)) return VL_ERR_INVALID_ARGUMENT;
     return sweep_batch(bvh, sweeps, boxes, count, flags, hits, contacts, scratch);
 }
 
