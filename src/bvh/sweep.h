@@ -1,5 +1,6 @@
 /* Sphere and box sweeps: the query as the traversals keep it, the exact primitive tests (double
- * precision, sweep_prim.c), the leaf tests and the single and batched traversals. */
+ * precision, sweep_prim.c), the leaf tests, the single walk and the batch, which runs on the
+ * query batch engine (query_engine.h) with the sweeps as its query kinds (sweep_batch.c). */
 #ifndef VL_BVH_SWEEP_H
 #define VL_BVH_SWEEP_H
 

@@ -1,6 +1,6 @@
 /* The sweep entry points: argument checks, per-sweep validation (an invalid sweep is a miss and
- * the batch goes on), the batch's scratch carved into query, record, best and index arrays, chunk
- * by chunk, and the answers written back in the caller's order. */
+ * the batch goes on), the batch's scratch carved into query, record and best arrays and the
+ * engine's arena, chunk by chunk, and the answers written back in the caller's order. */
 #include <math.h>
 #include <string.h>
 
@@ -12,7 +12,7 @@
 /* The flag bits the sweeps know (VL_RAY_GROUP_BY_ORIGIN is accepted and changes nothing). */
 #define VL_SWEEP_FLAGS (VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)
 
-/* Sweeps traced together at most: 16K take about 2.6 MB of scratch. */
+/* Sweeps traced together at most: 16K take about 4.1 MB of scratch. */
 #define VL_SWEEP_CHUNK 16384u
 
 static size_t align_up(size_t n) { return (n + 63u) & ~(size_t)63u; }
