@@ -20,33 +20,83 @@ static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, int 
     for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
 }
 
-/* Pending subtrees of a walk: at most 3 siblings wait per level of a tree at most
+/* Pending items of a walk: at most 3 siblings wait per level of a tree at most
  * VL_BVH_MAX_DEPTH deep, and 4 below the deepest node. */
 #define VL_QUERY_STACK (3 * VL_BVH_MAX_DEPTH + 8)
 
-vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, uint32_t id,
-                              uint32_t node) {
-    if (kind->walk1) return kind->walk1(ctx, bvh, records, id, node);
-    uint32_t stack[VL_QUERY_STACK];
-    uint32_t top = 0;
-    stack[top++] = node;
-    const float* rec = records + kind->record_floats * (size_t)id;
-    while (top) {
-        const vl_bvh_node4* w = &bvh->wide[stack[--top]];
-        uint32_t bits = kind->node_test1(rec, w);
-        for (int c = 0; c < 4; c++)
-            if (bits >> c & 1u) prefetch_child(bvh, w, c);
-        for (int c = 3; c >= 0; c--) { /* pushed last to first: lane 0 pops first */
-            if (!(bits >> c & 1u) || w->child[c] == VL_BVH_EMPTY) continue;
-            if (w->count[c]) {
-                vl_status st = kind->leaf_test(ctx, bvh, records, &id, 1, w, (uint32_t)c);
-                if (st != VL_OK) return st;
-            } else {
-                stack[top++] = w->child[c];
-            }
-        }
+/* Single-query walks advanced one step in turn (node_test1's walk), so that one walk's node and
+ * leaf fetches, asked for when its parent was tested, land while the others work. */
+#define VL_QUERY_WALKS 8
+
+/* A walk's pending item: node4 << 3 (a subtree), or parent << 3 | lane + 1 (a leaf). */
+typedef struct vl_query_walks {
+    uint32_t live; /* walks in slots [0, live) */
+    uint32_t id[VL_QUERY_WALKS], top[VL_QUERY_WALKS];
+    uint32_t stack[VL_QUERY_WALKS][VL_QUERY_STACK];
+} vl_query_walks;
+
+/* One step of walk j: its top item tested; returns the status of a leaf test. */
+static inline vl_status walk_step(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
+                                  vl_query_walks* q, uint32_t j) {
+    const uint32_t item = q->stack[j][--q->top[j]], lane = item & 7u;
+    const vl_bvh_node4* w = &bvh->wide[item >> 3];
+    if (lane) return kind->leaf_test(ctx, bvh, records, &q->id[j], 1, w, lane - 1);
+    uint32_t bits = kind->node_test1(records + kind->record_floats * (size_t)q->id[j], w);
+    for (int c = 3; c >= 0; c--) { /* pushed last to first: lane 0 pops first */
+        if (!(bits >> c & 1u)) continue;
+        prefetch_child(bvh, w, c);
+        q->stack[j][q->top[j]++] = w->count[c] ? (item & ~7u) | (uint32_t)(c + 1) : w->child[c] << 3;
     }
     return VL_OK;
+}
+
+/* Every live walk one step; finished walks leave their slot. */
+static vl_status walks_round(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
+                             vl_query_walks* q) {
+    for (uint32_t j = 0; j < q->live;) {
+        vl_status st = walk_step(bvh, kind, ctx, records, q, j);
+        if (st != VL_OK) return st;
+        if (q->top[j]) {
+            j++;
+            continue;
+        }
+        q->live--;
+        q->id[j] = q->id[q->live], q->top[j] = q->top[q->live];
+        memcpy(q->stack[j], q->stack[q->live], sizeof(uint32_t) * q->top[j]);
+    }
+    return VL_OK;
+}
+
+/* Starts query id's walk from node4 `node` (the kind's walk1 runs at once), stepping the others
+ * while every slot is taken. */
+static vl_status walks_add(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, vl_query_walks* q,
+                           uint32_t id, uint32_t node) {
+    if (kind->walk1) return kind->walk1(ctx, bvh, records, id, node);
+    while (q->live == VL_QUERY_WALKS) {
+        vl_status st = walks_round(bvh, kind, ctx, records, q);
+        if (st != VL_OK) return st;
+    }
+    q->id[q->live] = id, q->top[q->live] = 1, q->stack[q->live][0] = node << 3;
+    q->live++;
+    return VL_OK;
+}
+
+/* Runs every started walk to its end. */
+static vl_status walks_drain(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
+                             vl_query_walks* q) {
+    while (q->live) {
+        vl_status st = walks_round(bvh, kind, ctx, records, q);
+        if (st != VL_OK) return st;
+    }
+    return VL_OK;
+}
+
+vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, uint32_t id,
+                              uint32_t node) {
+    vl_query_walks q;
+    q.live = 0;
+    vl_status st = walks_add(bvh, kind, ctx, records, &q, id, node);
+    return st != VL_OK ? st : walks_drain(bvh, kind, ctx, records, &q);
 }
 
 /* A node4 or a leaf and the queries that reached it: arena[at, at + n). */
@@ -56,11 +106,11 @@ typedef struct vl_query_entry {
     uint32_t at, n;
 } vl_query_entry;
 
-/* The queries of arena[at, at + n) one by one from node4 `node`. */
+/* The queries ids[0, n) go on one by one from node4 `node`. */
 static vl_status one_by_one(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
-                            const uint32_t* ids, uint32_t n, uint32_t node) {
+                            vl_query_walks* q, const uint32_t* ids, uint32_t n, uint32_t node) {
     for (uint32_t k = 0; k < n; k++) {
-        vl_status st = vl_query_single_run(bvh, kind, ctx, records, ids[k], node);
+        vl_status st = walks_add(bvh, kind, ctx, records, q, ids[k], node);
         if (st != VL_OK) return st;
     }
     return VL_OK;
@@ -71,7 +121,12 @@ static vl_status one_by_one(const vl_bvh* bvh, const vl_query_kind* kind, void* 
  * its own, the child opened first at the top. */
 vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
                              const uint32_t* ids, uint32_t n, uint32_t* arena, size_t arena_entries) {
-    if (n <= VL_QUERY_REMNANT || n > arena_entries) return one_by_one(bvh, kind, ctx, records, ids, n, 0);
+    vl_query_walks walks;
+    walks.live = 0;
+    if (n <= VL_QUERY_REMNANT || n > arena_entries) {
+        vl_status st = one_by_one(bvh, kind, ctx, records, &walks, ids, n, 0);
+        return st != VL_OK ? st : walks_drain(bvh, kind, ctx, records, &walks);
+    }
     if (ids != arena) memmove(arena, ids, sizeof(uint32_t) * n);
     vl_query_entry stack[VL_QUERY_STACK];
     uint32_t top = 0;
@@ -84,7 +139,7 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
         if (e.lane) {
             st = kind->leaf_test(ctx, bvh, records, list, e.n, w, e.lane - 1);
         } else if (e.n <= VL_QUERY_REMNANT) {
-            st = one_by_one(bvh, kind, ctx, records, list, e.n, e.node);
+            st = one_by_one(bvh, kind, ctx, records, &walks, list, e.n, e.node);
         } else {
             /* the children each query may reach, as bits, in the arena's last words */
             const size_t free_words = arena_entries - (e.at + e.n), mask_words = (e.n + 3) / 4;
@@ -97,7 +152,7 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
             }
             if (mask_words > free_words ||
                 (size_t)counts[0] + counts[1] + counts[2] + counts[3] + mask_words > free_words) {
-                st = one_by_one(bvh, kind, ctx, records, list, e.n, e.node); /* no room */
+                st = one_by_one(bvh, kind, ctx, records, &walks, list, e.n, e.node); /* no room */
             } else {
                 uint8_t order[4] = {0, 1, 2, 3};
                 if (kind->child_order) kind->child_order(records + kind->record_floats * (size_t)list[0], w, order);
@@ -118,5 +173,5 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
         }
         if (st != VL_OK) return st;
     }
-    return VL_OK;
+    return walks_drain(bvh, kind, ctx, records, &walks);
 }
