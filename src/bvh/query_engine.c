@@ -24,11 +24,8 @@ static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, int 
  * VL_BVH_MAX_DEPTH deep, and 4 below the deepest node. */
 #define VL_QUERY_STACK (3 * VL_BVH_MAX_DEPTH + 8)
 
-/* Single-query walks advanced one step in turn (node_test1's walk), so that one walk's node and
- * leaf fetches, asked for when its parent was tested, land while the others work. */
-#define VL_QUERY_WALKS 8
-
-/* A walk's pending item: node4 << 3 (a subtree), or parent << 3 | lane + 1 (a leaf). */
+/* The interleaved walks; a pending item is node4 << 3 (a subtree) or parent << 3 | lane + 1 (a
+ * leaf, tested a step after it is found, its memory asked for meanwhile). */
 typedef struct vl_query_walks {
     uint32_t live; /* walks in slots [0, live) */
     uint32_t id[VL_QUERY_WALKS], top[VL_QUERY_WALKS];

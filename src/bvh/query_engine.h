@@ -13,26 +13,32 @@
  *               answers go through ctx; a status other than VL_OK stops the traversal and is
  *               returned;
  *   node_test1  one query against the 4 children, SIMD across children: bit c = may reach child c;
- *               a query must get the same answer from both forms;
- *   walk1       NULL: one query alone goes down the tree by node_test1, children in slot order;
- *               else the kind's own walk of one query from the children of node4 `node` (a
- *               sweep's nearest-first walk), with the same answers as the batch;
+ *               a query must get the same answer from both forms (NULL with a walk1);
+ *   walk1       NULL: queries that go on alone take the engine's walk (node_test1, children in
+ *               slot order, up to VL_QUERY_WALKS walks interleaved); else the kind's own walk
+ *               of one query from the children of node4 `node`, run at once (a sweep's
+ *               nearest-first walk, vl_sweep_trace1), with the same answers as the batch;
  *   child_order NULL: children in slot order; else the order the children of a node are opened
  *               in, for the query `rec` that leads its list (a closest-hit sweep: nearest first
  *               along its direction).
  * The engine takes the batch down the tree depth first: at a node4, node_test runs once for the
  * node's list of queries, the survivors of each child move into that child's list (packed above
  * the node's list in the arena) and the children are opened in child_order, each with only its
- * list; a list of VL_QUERY_REMNANT queries or fewer, or one that finds no room in the arena,
- * leaves the batch and goes on through walk1 from its node. The engine never writes the tree, so
- * any number of threads may run it on one tree. */
+ * list. The queries of a list of VL_QUERY_REMNANT or fewer, or of one that finds no room in the
+ * arena, leave the batch and go on alone from its node: through walk1, or as single-query walks
+ * interleaved VL_QUERY_WALKS at a time, a step each in turn, so that one walk's node and leaf
+ * fetches land while the others work. The engine never writes the tree, so any number of threads
+ * may run it on one tree. */
 #ifndef VL_BVH_QUERY_ENGINE_H
 #define VL_BVH_QUERY_ENGINE_H
 
 #include "bvh/bvh_internal.h"
 
-/* Lists of this many queries or fewer leave the batch and go on through walk1. */
+/* Lists of this many queries or fewer leave the batch and go on alone. */
 #define VL_QUERY_REMNANT 2u
+
+/* Single-query walks interleaved at most. */
+#define VL_QUERY_WALKS 8
 
 typedef struct vl_query_kind {
     uint32_t record_floats;
@@ -69,8 +75,8 @@ static inline size_t vl_query_arena_entries(uint32_t n) { return 16 * (size_t)n 
 vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
                              const uint32_t* ids, uint32_t n, uint32_t* arena, size_t arena_entries);
 
-/* Runs query id alone from the children of node4 `node` (0: the root): walk1, or node_test1's
- * walk. No scratch. */
+/* Runs query id alone from the children of node4 `node` (0: the root): walk1, or the engine's
+ * walk with one slot. No scratch. */
 vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, uint32_t id,
                               uint32_t node);
 
