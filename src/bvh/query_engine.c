@@ -25,7 +25,8 @@ static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, int 
 #define VL_QUERY_STACK (3 * VL_BVH_MAX_DEPTH + 8)
 
 /* The interleaved walks; a pending item is node4 << 3 (a subtree) or parent << 3 | lane + 1 (a
- * leaf, tested a step after it is found, its memory asked for meanwhile). */
+ * leaf, tested a step after it is found, its memory asked for meanwhile): node4 indices stay
+ * under 2^29 (a node4 takes 128 bytes). */
 typedef struct vl_query_walks {
     uint32_t live; /* walks in slots [0, live) */
     uint32_t id[VL_QUERY_WALKS], top[VL_QUERY_WALKS];
