@@ -177,7 +177,8 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * radius >= 0 (sphere) and box.min <= box.max. */
 #define VL_SWEEP_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
 
-/* Sweeps `count` spheres as one batch (move-to-front over the 4-wide tree, SIMD across sweeps);
+/* Sweeps `count` spheres as one batch (depth-first move-to-front over the 4-wide tree, children
+ * opened nearest first for closest hit, SIMD across sweeps at the nodes);
  * hits[i] answers sweeps[i]. flags: VL_RAY_CLOSEST or VL_RAY_ANY (VL_RAY_GROUP_BY_ORIGIN is
  * accepted and changes nothing). Scratch comes from the allocator hooks, once per call (or from
  * the caller: vl_bvh_sweep_spheres_scratch). Thread-safe on a shared tree.
@@ -245,8 +246,8 @@ VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep,
 
 /* Batched overlap queries: pairs (i, primitive) for every queries[i] overlapping a primitive are
  * appended to *out (grown through the allocator hooks; out->count is where they start). The batch
- * runs with move-to-front traversal of the 4-wide tree, 128 queries at a time, with its scratch on
- * the C stack (about 22 KB): the call allocates nothing except when out must grow.
+ * runs with depth-first move-to-front traversal of the 4-wide tree, 128 queries at a time, with its
+ * scratch on the C stack (about 13 KB): the call allocates nothing except when out must grow.
  * VL_OK; VL_ERR_INVALID_QUERY when some queries were invalid: they get no pair, every valid one is
  * answered; VL_ERR_INVALID_ARGUMENT for a NULL bvh or out, an inconsistent *out (count >
  * capacity, or NULL pairs with a capacity), or NULL queries with count > 0 (nothing written);
@@ -258,7 +259,7 @@ VL_API vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* quer
                                         vl_pair_buffer* out);
 
 /* Bytes of scratch that the _scratch forms need for a batch of count queries (boxes or spheres
- * alike): 160 bytes a query for up to 4096 queries (batches run 4096 at a time) plus 1024; 0 for
+ * alike): 96 bytes a query for up to 4096 queries (batches run 4096 at a time) plus 1024; 0 for
  * a NULL bvh or count 0. */
 VL_API size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count);
 

@@ -5,10 +5,9 @@
 #include <string.h>
 
 #include "bvh/query_engine.h"
+#include "bvh/traverse_scratch.h"
 #include "core/pair_buffer.h"
 #include "simd/overlap_kernels.h"
-
-_Static_assert(VL_OV_RECORD_FLOATS == VL_QUERY_RECORD_FLOATS, "overlap records are engine records");
 
 /* The leaf tests' width: 8 triangles at a time where the hardware has 8 lanes. */
 typedef vl_fw ov_vec;
@@ -71,29 +70,15 @@ static void sphere_record(float* rec, const vl_sphere* s) {
 
 /* ---- node tests -------------------------------------------------------------------------- */
 
-/* Children with a subtree or a leaf behind them. */
-static inline uint32_t live_children(const vl_bvh_node4* w) {
-    uint32_t bits = 0;
-    for (int c = 0; c < 4; c++) bits |= (uint32_t)(w->child[c] != VL_BVH_EMPTY) << c;
-    return bits;
-}
-
 /* Ids of positions [i, i + 4) (the last one repeated past n) and the mask of real lanes. */
 static inline vl_f4 quad_ids(const uint32_t* ids, uint32_t n, uint32_t i, uint32_t q[4]) {
     for (uint32_t j = 0; j < 4; j++) q[j] = ids[i + j < n ? i + j : n - 1];
     return vl_f4_first(n - i < 4 ? n - i : 4);
 }
 
-/* Per-query child masks from per-child query bits (bits[c] bit j: query i + j reaches child c). */
-static inline void put_masks(uint8_t* masks, uint32_t n, uint32_t i, const uint32_t bits[4]) {
-    for (uint32_t j = 0; j < 4 && i + j < n; j++)
-        masks[i + j] = (uint8_t)((bits[0] >> j & 1u) | (bits[1] >> j & 1u) << 1 | (bits[2] >> j & 1u) << 2 |
-                                 (bits[3] >> j & 1u) << 3);
-}
-
 static void box_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
                           uint8_t* masks) {
-    uint32_t live = live_children(w);
+    uint32_t live = vl_query_live_children(w);
     for (uint32_t i = 0; i < n; i += 4) {
         uint32_t q[4], bits[4] = {0, 0, 0, 0};
         vl_f4 lanes = quad_ids(ids, n, i, q);
@@ -102,13 +87,13 @@ static void box_node_test(const float* records, const uint32_t* ids, uint32_t n,
         vl_ov_gather(records, q, 1, hi);
         for (int c = 0; c < 4; c++)
             if (live >> c & 1u) bits[c] = vl_ov_box_node4(lo, hi, w, c, lanes);
-        put_masks(masks, n, i, bits);
+        vl_query_put_masks(masks, n, i, bits);
     }
 }
 
 static void sphere_node_test(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* w,
                              uint8_t* masks) {
-    uint32_t live = live_children(w);
+    uint32_t live = vl_query_live_children(w);
     for (uint32_t i = 0; i < n; i += 4) {
         uint32_t q[4], bits[4] = {0, 0, 0, 0};
         vl_f4 lanes = quad_ids(ids, n, i, q);
@@ -117,16 +102,16 @@ static void sphere_node_test(const float* records, const uint32_t* ids, uint32_t
         vl_ov_gather(records, q, 1, r4); /* r4[0]: node radius squared */
         for (int c = 0; c < 4; c++)
             if (live >> c & 1u) bits[c] = vl_ov_sphere_node4(c4, r4[0], w, c, lanes);
-        put_masks(masks, n, i, bits);
+        vl_query_put_masks(masks, n, i, bits);
     }
 }
 
 static uint32_t box_node_test1(const float* rec, const vl_bvh_node4* w) {
-    return vl_ov_box_node1(rec, w) & live_children(w);
+    return vl_ov_box_node1(rec, w) & vl_query_live_children(w);
 }
 
 static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
-    return vl_ov_sphere_node1(rec, w) & live_children(w);
+    return vl_ov_sphere_node1(rec, w) & vl_query_live_children(w);
 }
 
 /* ---- leaf tests -------------------------------------------------------------------------- */
@@ -274,10 +259,14 @@ static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, 
     return box_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
 }
 
-static const vl_query_kind k_box_tri = {box_node_test, box_node_test1, box_tri_leaf};
-static const vl_query_kind k_sphere_tri = {sphere_node_test, sphere_node_test1, sphere_tri_leaf};
-static const vl_query_kind k_box_box = {box_node_test, box_node_test1, box_box_leaf};
-static const vl_query_kind k_sphere_box = {sphere_node_test, sphere_node_test1, sphere_box_leaf};
+static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_tri_leaf,
+                                        NULL, NULL};
+static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_tri_leaf,
+                                           NULL, NULL};
+static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_box_leaf,
+                                        NULL, NULL};
+static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_box_leaf,
+                                           NULL, NULL};
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
@@ -360,8 +349,7 @@ static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queri
                             vl_pair_buffer* out, void* scratch, size_t bytes) {
     if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
     if (count == 0) return VL_OK;
-    if (!scratch || (uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT || bytes < vl_bvh_overlap_scratch_size(bvh, count))
-        return VL_ERR_INVALID_ARGUMENT;
+    if (!vl_bvh_scratch_fits(scratch, bytes, vl_bvh_overlap_scratch_size(bvh, count))) return VL_ERR_INVALID_ARGUMENT;
     uint32_t n = scratch_batch(count);
     float* records = scratch;
     uint32_t* arena = (uint32_t*)(records + VL_OV_RECORD_FLOATS * (size_t)n);

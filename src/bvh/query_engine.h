@@ -1,49 +1,82 @@
-/* The generic query batch engine: move-to-front traversal of the 4-wide tree for any query kind.
+/* The generic query batch engine: move-to-front traversal of the 4-wide tree for any query kind
+ * (box and sphere overlaps, sphere and box sweeps).
  *
- * A kind plugs in three functions over its own query records (VL_QUERY_RECORD_FLOATS floats per
- * query, 32-byte aligned, at records + VL_QUERY_RECORD_FLOATS * id; the kind decides what they
- * hold and may rewrite them, e.g. to shrink a sweep's tmax as hits land):
+ * A kind plugs in its functions over its own query records (record_floats floats per query,
+ * 16-byte aligned, at records + record_floats * id; the kind decides what they hold and may
+ * rewrite them, e.g. to shrink a sweep's tmax as hits land):
  *   node_test   the queries ids[0..n) against the 4 children of a node4, SIMD across queries:
  *               masks[i] bit c set when query ids[i] may reach child c (never for an empty
  *               child, child[c] == VL_BVH_EMPTY);
- *   node_test1  one query against the 4 children, SIMD across children: bit c = may reach child c;
- *               a query must get the same answer from both forms;
  *   leaf_test   the queries ids[0..n) against the leaf in lane `lane` of node4 `parent`: its
  *               parent->count[lane] primitives from slot first = parent->child[lane] (rows
  *               vl_bvh_leaf_rows(bvh, first), or bvh->boxes + first), inside the lane's box;
  *               answers go through ctx; a status other than VL_OK stops the traversal and is
- *               returned.
- * The engine takes the batch down the tree a level at a time: node_test runs at every node4 the
- * batch reaches, with the ids that reached it; the survivors of each child move into that child's
- * list (packed at the front of the next level's stretch of the arena) and only they descend; the
- * leaves a level reaches get leaf_test once the level's nodes are done. When the arena is too
- * small for a node's lists, the queries there go on one by one (node_test1), with the same
- * answers. The engine never writes the tree, so any number of threads may run it on one tree. */
+ *               returned;
+ *   node_test1  one query against the 4 children, SIMD across children: bit c = may reach child c;
+ *               a query must get the same answer from both forms (NULL with a walk1);
+ *   walk1       NULL: queries that go on alone take the engine's walk (node_test1, children in
+ *               slot order, up to VL_QUERY_WALKS walks interleaved); else the kind's own walk
+ *               of one query from the children of node4 `node`, run at once (a sweep's
+ *               nearest-first walk, vl_sweep_trace1), with the same answers as the batch;
+ *   child_order NULL: children in slot order; else the order the children of a node are opened
+ *               in, for the query `rec` that leads its list (a closest-hit sweep: nearest first
+ *               along its direction).
+ * The engine takes the batch down the tree depth first: at a node4, node_test runs once for the
+ * node's list of queries, the survivors of each child move into that child's list (packed above
+ * the node's list in the arena) and the children are opened in child_order, each with only its
+ * list. The queries of a list of VL_QUERY_REMNANT or fewer, or of one that finds no room in the
+ * arena, leave the batch and go on alone from its node: through walk1, or as single-query walks
+ * interleaved VL_QUERY_WALKS at a time, a step each in turn, so that one walk's node and leaf
+ * fetches land while the others work. The engine never writes the tree, so any number of threads
+ * may run it on one tree. */
 #ifndef VL_BVH_QUERY_ENGINE_H
 #define VL_BVH_QUERY_ENGINE_H
 
 #include "bvh/bvh_internal.h"
 
-#define VL_QUERY_RECORD_FLOATS 8u
+/* Lists of this many queries or fewer leave the batch and go on alone. */
+#define VL_QUERY_REMNANT 2u
+
+/* Single-query walks interleaved at most. */
+#define VL_QUERY_WALKS 8
 
 typedef struct vl_query_kind {
+    uint32_t record_floats;
     void (*node_test)(const float* records, const uint32_t* ids, uint32_t n, const vl_bvh_node4* node,
                       uint8_t* masks);
     uint32_t (*node_test1)(const float* record, const vl_bvh_node4* node);
     vl_status (*leaf_test)(void* ctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                            const vl_bvh_node4* parent, uint32_t lane);
+    vl_status (*walk1)(void* ctx, const vl_bvh* bvh, float* records, uint32_t id, uint32_t node);
+    void (*child_order)(const float* rec, const vl_bvh_node4* node, uint8_t order[4]);
 } vl_query_kind;
+
+/* Children with a subtree or a leaf behind them. */
+static inline uint32_t vl_query_live_children(const vl_bvh_node4* w) {
+    uint32_t bits = 0;
+    for (int c = 0; c < 4; c++) bits |= (uint32_t)(w->child[c] != VL_BVH_EMPTY) << c;
+    return bits;
+}
+
+/* node_test's masks of queries [i, i + 4) from per-child query bits (bits[c] bit j: query
+ * i + j reaches child c). */
+static inline void vl_query_put_masks(uint8_t* masks, uint32_t n, uint32_t i, const uint32_t bits[4]) {
+    for (uint32_t j = 0; j < 4 && i + j < n; j++)
+        masks[i + j] = (uint8_t)((bits[0] >> j & 1u) | (bits[1] >> j & 1u) << 1 | (bits[2] >> j & 1u) << 2 |
+                                 (bits[3] >> j & 1u) << 3);
+}
 
 /* Arena entries a batch of n queries should have: its first list and room for the lists below
  * (smaller arenas work, with more queries going on one by one). */
-static inline size_t vl_query_arena_entries(uint32_t n) { return 32 * (size_t)n + 256; }
+static inline size_t vl_query_arena_entries(uint32_t n) { return 16 * (size_t)n + 256; }
 
 /* Runs the n queries of ids (copied to the arena's start; ids may be the arena itself) through
- * the tree. arena: arena_entries (at least n + 4) uint32_t. */
+ * the tree. arena: arena_entries uint32_t. */
 vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
                              const uint32_t* ids, uint32_t n, uint32_t* arena, size_t arena_entries);
 
-/* Runs query id alone from node4 `node` (0: the root). No scratch. */
+/* Runs query id alone from the children of node4 `node` (0: the root): walk1, or the engine's
+ * walk with one slot. No scratch. */
 vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, uint32_t id,
                               uint32_t node);
 

@@ -1,5 +1,6 @@
 /* Sphere and box sweeps: the query as the traversals keep it, the exact primitive tests (double
- * precision, sweep_prim.c), the leaf tests and the single and batched traversals. */
+ * precision, sweep_prim.c), the leaf tests, the single walk and the batch, which runs on the
+ * query batch engine (query_engine.h) with the sweeps as its query kinds (sweep_batch.c). */
 #ifndef VL_BVH_SWEEP_H
 #define VL_BVH_SWEEP_H
 
@@ -57,7 +58,8 @@ void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_
 
 /* The leaf of `count` primitives from slot `first` against one sweep: culls with the float
  * record (SIMD across triangles), tests the survivors exactly, keeps the best in *best and
- * shrinks rec's tmax. Returns 1 when an any-hit sweep is done. */
+ * shrinks rec's tmax. Returns 1 when the sweep is done (any hit, or a closest hit at t = 0); its
+ * record is then retired (tmax -1), so that no node or leaf passes it again. */
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                        int any_hit, vl_sweep_best* best);
 int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
@@ -68,18 +70,19 @@ int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const
 void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q, float* rec, int any_hit,
                      vl_sweep_best* best);
 
-/* A batch of n sweeps (queries q, records rec, bests best) down the 4-wide tree by move-to-front:
- * ids[0, n) lists the live ones (permuted by the call). */
+/* A batch of n sweeps (queries q, records rec, bests best) as a query kind of the batch engine
+ * (query_engine.h, sweep_batch.c). */
 typedef struct vl_sweep_batch {
     const vl_bvh* bvh;
     const vl_sweep_query* q;
     float* rec;
     vl_sweep_best* best;
-    uint32_t* ids;
     uint32_t n;
     int any_hit;
 } vl_sweep_batch;
 
-void vl_sweep_trace_batch(const vl_sweep_batch* b);
+/* Traces the batch's n live sweeps, listed at arena's start, through the engine. arena:
+ * arena_entries (vl_query_arena_entries(n)) uint32_t. */
+void vl_sweep_trace_batch(const vl_sweep_batch* b, uint32_t* arena, size_t arena_entries);
 
 #endif

@@ -1,23 +1,25 @@
 /* The sweep entry points: argument checks, per-sweep validation (an invalid sweep is a miss and
- * the batch goes on), the batch's scratch carved into query, record, best and index arrays, chunk
- * by chunk, and the answers written back in the caller's order. */
+ * the batch goes on), the batch's scratch carved into query, record and best arrays and the
+ * engine's arena, chunk by chunk, and the answers written back in the caller's order. */
 #include <math.h>
 #include <string.h>
 
+#include "bvh/query_engine.h"
 #include "bvh/sweep.h"
+#include "bvh/traverse_scratch.h"
 #include "core/alloc.h"
 
 /* The flag bits the sweeps know (VL_RAY_GROUP_BY_ORIGIN is accepted and changes nothing). */
 #define VL_SWEEP_FLAGS (VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)
 
-/* Sweeps traced together at most: 16K take about 2.6 MB of scratch. */
+/* Sweeps traced together at most: 16K take about 4.1 MB of scratch. */
 #define VL_SWEEP_CHUNK 16384u
 
 static size_t align_up(size_t n) { return (n + 63u) & ~(size_t)63u; }
 
 static size_t chunk_bytes(uint32_t n) {
     return align_up(sizeof(vl_sweep_query) * (size_t)n) + align_up(sizeof(float) * VL_SWEEPREC_FLOATS * (size_t)n) +
-           align_up(sizeof(vl_sweep_best) * (size_t)n) + align_up(sizeof(uint32_t) * (size_t)n);
+           align_up(sizeof(vl_sweep_best) * (size_t)n) + sizeof(uint32_t) * vl_query_arena_entries(n);
 }
 
 size_t vl_bvh_sweep_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags) {
@@ -78,7 +80,7 @@ static vl_status sweep_batch(const vl_bvh* bvh, const void* sweeps, int boxes, u
     p += align_up(sizeof(float) * VL_SWEEPREC_FLOATS * (size_t)cap);
     vl_sweep_best* best = (vl_sweep_best*)p;
     p += align_up(sizeof(vl_sweep_best) * (size_t)cap);
-    uint32_t* ids = (uint32_t*)p;
+    uint32_t* ids = (uint32_t*)p; /* the live sweeps, at the engine's arena's start */
     for (uint32_t start = 0; start < count; start += cap) {
         uint32_t n = count - start < cap ? count - start : cap, live = 0;
         for (uint32_t j = 0; j < n; j++) {
@@ -91,8 +93,8 @@ static vl_status sweep_batch(const vl_bvh* bvh, const void* sweeps, int boxes, u
                 invalid = 1;
             }
         }
-        vl_sweep_batch b = {bvh, q, rec, best, ids, live, any_hit};
-        vl_sweep_trace_batch(&b);
+        vl_sweep_batch b = {bvh, q, rec, best, live, any_hit};
+        vl_sweep_trace_batch(&b, ids, vl_query_arena_entries(cap));
         for (uint32_t j = 0; j < n; j++) {
             vl_hit* hit = &hits[start + j];
             vl_contact* contact = contacts ? &contacts[start + j] : NULL;
@@ -116,8 +118,7 @@ static vl_status sweep_checked(const vl_bvh* bvh, const void* sweeps, int boxes,
         vl_mem_free(mem, need);
         return st;
     }
-    if (!scratch || ((uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT) || scratch_bytes < need)
-        return VL_ERR_INVALID_ARGUMENT;
+    if (!vl_bvh_scratch_fits(scratch, scratch_bytes, need)) return VL_ERR_INVALID_ARGUMENT;
     return sweep_batch(bvh, sweeps, boxes, count, flags, hits, contacts, scratch);
 }
 

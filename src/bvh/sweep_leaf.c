@@ -1,6 +1,8 @@
-/* Sweep leaf tests: one sweep against a leaf's primitives. The float culling test (the centre ray
- * against each primitive's box grown by the sweep's extent; 4 triangles per instruction, read
- * from the leaf's rows) keeps the exact double test for the primitives the sweep can reach. */
+/* Sweep leaf tests: one sweep against a leaf's primitives. The float culling test (a time no
+ * later than the first touch of each primitive: the entry into its box grown by the sweep's
+ * extent and, for triangles, into the slab around its plane; VL_BW triangles per instruction,
+ * read from the leaf's rows) keeps the exact double test for the primitives the sweep can reach,
+ * earliest first. */
 #include "bvh/sweep.h"
 
 #include "simd/sweep_kernels.h"

@@ -100,8 +100,7 @@ vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, uint32_t
     if (status != VL_OK) return status;
     if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits);
     /* checked against the size for any rays, so that whether a call is refused never depends on them */
-    if (!scratch || ((uintptr_t)scratch & (VL_BVH_SCRATCH_ALIGNMENT - 1)) ||
-        scratch_bytes < vl_bvh_raycast_scratch_size(bvh, count, flags))
+    if (!vl_bvh_scratch_fits(scratch, scratch_bytes, vl_bvh_raycast_scratch_size(bvh, count, flags)))
         return VL_ERR_INVALID_ARGUMENT;
     const vl_bvh_plan p = plan_call(bvh, rays, count, flags, hits);
     return trace_batch(bvh, rays, count, flags, hits, &p, scratch);
