@@ -418,6 +418,51 @@ static void test_threads(void) {
     scene_free(&m);
 }
 
+/* Calls of more than one batch of the _scratch forms (4096 queries) run in the Morton order of the
+ * queries' centres, windows of 16384: whatever the order, the oracle's pairs under the caller's
+ * indices. Fixed sizes (not scaled), so that every flavour runs the ordered path. */
+static void test_ordered_batch(void) {
+    scene_mesh m;
+    if (!scene_soup(400, 10.0f, 0.6f, 6, &m)) return;
+    vl_bvh* bvh = NULL;
+    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+    oracle_scene sc = {m.xyz, m.indices, NULL, m.triangle_count};
+    enum { N = 16384 + 700 }; /* two windows, the second of one partial batch */
+    vl_aabb* boxes = malloc(sizeof(vl_aabb) * N);
+    vl_sphere* spheres = malloc(sizeof(vl_sphere) * N);
+    /* spread over the scene, with half-space boxes (a NaN centre) and invalid queries among them */
+    make_queries(&m, 5000, 61, 0.4f, boxes, spheres);
+    spoil(boxes, spheres, 5000);
+    check_queries("ordered, spread", bvh, &sc, boxes, NULL, 5000);
+    check_queries("ordered, spread spheres", bvh, &sc, NULL, spheres, 5000);
+    /* every centre in one Morton cell: the same point, boxes and spheres of many sizes; the
+       half-space boxes become whole-space ones (centre NaN, valid: every triangle) */
+    make_queries(&m, N, 62, 0.4f, boxes, spheres);
+    const float* p = m.xyz + 3 * (size_t)m.indices[0];
+    for (uint32_t i = 0; i < N; i++)
+        for (int a = 0; a < 3; a++) {
+            float h = 0.5f * (boxes[i].max[a] - boxes[i].min[a]);
+            boxes[i].min[a] = p[a] - h, boxes[i].max[a] = p[a] + h;
+            spheres[i].center[a] = p[a];
+        }
+    spoil(boxes, spheres, N);
+    check_queries("ordered, one cell", bvh, &sc, boxes, NULL, N);
+    check_queries("ordered, one cell spheres", bvh, &sc, NULL, spheres, N);
+    /* a scratch one byte short of an ordered call's size is refused, nothing written */
+    vl_pair_buffer out = {0};
+    size_t bytes = vl_bvh_overlap_scratch_size(bvh, 5000);
+    CHECK(bytes > vl_bvh_overlap_scratch_size(bvh, 4096), "an ordered call's scratch holds its order");
+    void* scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    CHECK(vl_bvh_overlap_boxes_scratch(bvh, boxes, 5000, &out, scratch, bytes - 1) == VL_ERR_INVALID_ARGUMENT &&
+              out.count == 0,
+          "ordered call, scratch too small");
+    free(scratch);
+    vl_pair_buffer_free(&out);
+    free(boxes), free(spheres);
+    vl_bvh_destroy(bvh);
+    scene_free(&m);
+}
+
 /* Large batches (several chunks of the scratch form) equal the single-query answers. */
 static void test_large_batch(void) {
     scene_mesh m;
@@ -457,6 +502,8 @@ int main(void) {
     test_arguments();
     test_threads();
     test_large_batch();
+    test_ordered_batch();
+    test_box_tree(300, 5000, 53); /* an ordered call on a box tree with unbounded boxes */
     printf("test_bvh_overlap: %llu pairs expected, %llu within the tolerance (skipped)\n",
            (unsigned long long)g_expected, (unsigned long long)g_skipped);
     CHECK(g_skipped * 1000 <= g_expected + 1000, "too many pairs within the tolerance: %llu",

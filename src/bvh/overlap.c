@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bvh/query_engine.h"
+#include "bvh/query_order.h"
 #include "bvh/traverse_scratch.h"
 #include "core/pair_buffer.h"
 #include "simd/overlap_kernels.h"
@@ -24,11 +25,20 @@ typedef vl_ovw_prep ov_prep;
 #define VL_OV_STACK_BATCH 128u
 #define VL_OV_SCRATCH_BATCH 4096u
 
-/* Where the pairs go: the caller's buffer, query ids offset by the batch's first index. */
+/* Queries ordered at a time by the _scratch forms when a call holds more than one batch. */
+#define VL_OV_ORDER_WINDOW 16384u
+
+/* Where the pairs go: the caller's buffer; record id answers query first + id, or first + index[id]
+ * when the batch runs in a spatial order. */
 typedef struct vl_ov_ctx {
     vl_pair_buffer* out;
-    uint32_t base;
+    uint32_t first;
+    const uint32_t* index;
 } vl_ov_ctx;
+
+static inline uint32_t ov_query(const vl_ov_ctx* ctx, uint32_t id) {
+    return ctx->first + (ctx->index ? ctx->index[id] : id);
+}
 
 /* Room for `more` pairs (a leaf's worth) before a query's pairs are written. */
 static inline vl_status ov_room(vl_pair_buffer* out, uint32_t more) {
@@ -183,7 +193,7 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
         vl_status st = ov_room(ctx->out, count);
         if (st != VL_OK) return st;
         for (uint32_t k = 0; k < count; k += OV_W)
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
+            emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
     }
     for (uint32_t k = 0; k < count && tested; k += OV_W) {
         ov_prep prep;
@@ -193,7 +203,7 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
             if (shape_holds(shape, rec, parent, lane)) continue;
             vl_status st = ov_room(ctx->out, OV_W);
             if (st != VL_OK) return st;
-            emit_bits(ctx->out, ctx->base + ids[i], rows, count, k, shape_tri(shape, &prep, rec));
+            emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, shape_tri(shape, &prep, rec));
         }
     }
     return VL_OK;
@@ -239,10 +249,11 @@ VL_INLINE vl_status box_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
             float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_SCALE];
             reach2 = reach * reach;
         }
+        const uint32_t query = ov_query(ctx, ids[i]);
         vl_pair* dst = ctx->out->pairs + ctx->out->count;
         for (uint32_t k = 0; k < count; k++) {
             const vl_bvh_box* b = &boxes[k];
-            if (shape_box_hit(shape, q, reach2, b)) *dst++ = (vl_pair){ctx->base + ids[i], b->prim};
+            if (shape_box_hit(shape, q, reach2, b)) *dst++ = (vl_pair){query, b->prim};
         }
         ctx->out->count = (uint32_t)(dst - ctx->out->pairs);
     }
@@ -275,41 +286,78 @@ static const vl_query_kind* ov_kind(const vl_bvh* bvh, ov_shape shape) {
     return shape == OV_BOXES ? &k_box_box : &k_sphere_box;
 }
 
-/* Fills the records of queries [base, base + n) and lists the valid ones; returns how many. */
-static uint32_t ov_prepare(ov_shape shape, const void* queries, uint32_t base, uint32_t n, float* records,
+/* Fills the records of the n queries of a batch (record i: query ov_query(ctx, i)) and lists the
+ * valid ones; returns how many. */
+static uint32_t ov_prepare(ov_shape shape, const void* queries, const vl_ov_ctx* ctx, uint32_t n, float* records,
                            uint32_t* ids) {
     uint32_t live = 0;
     for (uint32_t i = 0; i < n; i++) {
         float* rec = records + VL_OV_RECORD_FLOATS * (size_t)i;
+        const uint32_t q = ov_query(ctx, i);
         if (shape == OV_BOXES) {
-            const vl_aabb* q = (const vl_aabb*)queries + base + i;
-            if (!box_valid(q)) continue;
-            box_record(rec, q);
+            const vl_aabb* b = (const vl_aabb*)queries + q;
+            if (!box_valid(b)) continue;
+            box_record(rec, b);
         } else {
-            const vl_sphere* q = (const vl_sphere*)queries + base + i;
-            if (!sphere_valid(q)) continue;
-            sphere_record(rec, q);
+            const vl_sphere* sp = (const vl_sphere*)queries + q;
+            if (!sphere_valid(sp)) continue;
+            sphere_record(rec, sp);
         }
         ids[live++] = i;
     }
     return live;
 }
 
-/* The batch in chunks of `chunk` queries on the given records and arena. */
+/* The order of queries [first, first + n) by the Morton code of their centres (a box's centre
+ * may be infinite or NaN: the code clamps it). items holds 2 n. */
+static void ov_order(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t first, uint32_t n,
+                     uint64_t* items, uint32_t* order) {
+    const vl_morton_frame frame = vl_morton_frame_of(bvh);
+    for (uint32_t i = 0; i < n; i++) {
+        float c[3];
+        if (shape == OV_BOXES) {
+            const vl_aabb* b = (const vl_aabb*)queries + first + i;
+            for (int a = 0; a < 3; a++) c[a] = 0.5f * b->min[a] + 0.5f * b->max[a];
+        } else {
+            const vl_sphere* sp = (const vl_sphere*)queries + first + i;
+            for (int a = 0; a < 3; a++) c[a] = sp->center[a];
+        }
+        items[i] = (uint64_t)vl_morton_key(&frame, c) << 32 | i;
+    }
+    vl_query_order_sort(items, items + n, n, order);
+}
+
+/* Where a call runs: records and arena for batches of `chunk` queries; with order (window
+ * entries) and items (2 window), windows of queries go in their spatial order. */
+typedef struct ov_space {
+    float* records;
+    uint32_t* arena;
+    size_t arena_entries;
+    uint32_t chunk, window;
+    uint32_t* order;
+    uint64_t* items;
+} ov_space;
+
+/* The call, a window and a batch of `chunk` queries at a time. */
 static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count, vl_pair_buffer* out,
-                        float* records, uint32_t* arena, size_t arena_entries, uint32_t chunk) {
+                        const ov_space* sp) {
     const vl_query_kind* kind = ov_kind(bvh, shape);
-    const uint32_t start = out->count;
+    const uint32_t start = out->count, window = sp->order ? sp->window : count;
     int invalid = 0;
-    for (uint32_t base = 0; base < count; base += chunk) {
-        uint32_t n = count - base < chunk ? count - base : chunk;
-        uint32_t live = ov_prepare(shape, queries, base, n, records, arena);
-        invalid |= live != n;
-        vl_ov_ctx ctx = {out, base};
-        vl_status st = vl_query_batch_run(bvh, kind, &ctx, records, arena, live, arena, arena_entries);
-        if (st != VL_OK) {
-            out->count = start;
-            return st;
+    for (uint32_t wfirst = 0; wfirst < count; wfirst += window) {
+        const uint32_t wn = count - wfirst < window ? count - wfirst : window;
+        if (sp->order) ov_order(bvh, shape, queries, wfirst, wn, sp->items, sp->order);
+        for (uint32_t base = 0; base < wn; base += sp->chunk) {
+            uint32_t n = wn - base < sp->chunk ? wn - base : sp->chunk;
+            vl_ov_ctx ctx = {out, wfirst + base, NULL};
+            if (sp->order) ctx.first = wfirst, ctx.index = sp->order + base;
+            uint32_t live = ov_prepare(shape, queries, &ctx, n, sp->records, sp->arena);
+            invalid |= live != n;
+            vl_status st = vl_query_batch_run(bvh, kind, &ctx, sp->records, sp->arena, live, sp->arena, sp->arena_entries);
+            if (st != VL_OK) {
+                out->count = start;
+                return st;
+            }
         }
     }
     return invalid ? VL_ERR_INVALID_QUERY : VL_OK;
@@ -326,7 +374,8 @@ static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries
     _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
     _Alignas(64) uint32_t arena[16 * VL_OV_STACK_BATCH + 256];
     _Static_assert(sizeof arena / sizeof arena[0] == 16 * VL_OV_STACK_BATCH + 256, "arena as vl_query_arena_entries");
-    return ov_run(bvh, shape, queries, count, out, records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH);
+    const ov_space sp = {records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH, 0, NULL, NULL};
+    return ov_run(bvh, shape, queries, count, out, &sp);
 }
 
 vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out) {
@@ -339,10 +388,21 @@ vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, ui
 
 static uint32_t scratch_batch(uint32_t count) { return count < VL_OV_SCRATCH_BATCH ? count : VL_OV_SCRATCH_BATCH; }
 
+/* Queries ordered at a time: none for a call of one batch. */
+static uint32_t order_window(uint32_t count) {
+    if (count <= VL_OV_SCRATCH_BATCH) return 0;
+    return count < VL_OV_ORDER_WINDOW ? count : VL_OV_ORDER_WINDOW;
+}
+
+/* Arena words of a batch of n, even: the items after it are 8-byte aligned. */
+static size_t arena_words(uint32_t n) { return (vl_query_arena_entries(n) + 1) & ~(size_t)1; }
+
+/* The scratch: records, arena, then for an ordered call the items and the order. */
 size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count) {
     if (!bvh || count == 0) return 0;
-    uint32_t n = scratch_batch(count);
-    return sizeof(float) * VL_OV_RECORD_FLOATS * (size_t)n + sizeof(uint32_t) * vl_query_arena_entries(n);
+    uint32_t n = scratch_batch(count), w = order_window(count);
+    return sizeof(float) * VL_OV_RECORD_FLOATS * (size_t)n + sizeof(uint32_t) * arena_words(n) +
+           (sizeof(uint64_t) * 2 + sizeof(uint32_t)) * (size_t)w;
 }
 
 static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
@@ -350,10 +410,14 @@ static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queri
     if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
     if (count == 0) return VL_OK;
     if (!vl_bvh_scratch_fits(scratch, bytes, vl_bvh_overlap_scratch_size(bvh, count))) return VL_ERR_INVALID_ARGUMENT;
-    uint32_t n = scratch_batch(count);
-    float* records = scratch;
-    uint32_t* arena = (uint32_t*)(records + VL_OV_RECORD_FLOATS * (size_t)n);
-    return ov_run(bvh, shape, queries, count, out, records, arena, vl_query_arena_entries(n), n);
+    const uint32_t n = scratch_batch(count), w = order_window(count);
+    ov_space sp = {scratch, NULL, arena_words(n), n, w, NULL, NULL};
+    sp.arena = (uint32_t*)(sp.records + VL_OV_RECORD_FLOATS * (size_t)n);
+    if (w) {
+        sp.items = (uint64_t*)(sp.arena + sp.arena_entries);
+        sp.order = (uint32_t*)(sp.items + 2 * (size_t)w);
+    }
+    return ov_run(bvh, shape, queries, count, out, &sp);
 }
 
 vl_status vl_bvh_overlap_boxes_scratch(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count,
@@ -377,7 +441,7 @@ static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query,
         sphere_record(rec, query);
     }
     const uint32_t start = out->count;
-    vl_ov_ctx ctx = {out, tag};
+    vl_ov_ctx ctx = {out, tag, NULL};
     vl_status st = vl_query_single_run(bvh, ov_kind(bvh, shape), &ctx, rec, 0, 0);
     if (st != VL_OK) out->count = start;
     return st;
