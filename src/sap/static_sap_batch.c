@@ -188,7 +188,8 @@ static vl_status ssap_prune_ground(vl_ssap* ss, const vl_bp_objects* o, const vl
     ss->found.count = 0;
     vl_status s = ssap_static_set(ss, o);
     if (s == VL_OK) s = ssap_columns(ss, boxes, ids, count);
-    if (s == VL_OK) s = vl_prune_set_build(&ss->set_a, &ss->prune_scratch, ss->columns, NULL, count, ss->static_axis, 0);
+    if (s == VL_OK)
+        s = vl_prune_set_build(&ss->set_a, &ss->prune_scratch, ss->columns, NULL, count, ss->static_axis, 0);
     if (s == VL_OK) s = vl_prune_bipartite(&ss->set_a, &ss->statics, 0, &ss->found);
     return s;
 }
@@ -331,7 +332,8 @@ static vl_status ssap_to_dynamic(vl_broadphase* bp, const uint32_t* handles, uin
     vl_ssap_rerank(ss, o);
     for (uint32_t i = 0; i < ss->found.count; i++) {
         uint32_t d = handles[ss->found.pairs[i].a], st = ss->found.pairs[i].b;
-        if ((o->flags[st] & VL_OBJ_STATIC) && vl_ssap_overlap_up(&o->boxes[d], &o->boxes[st])) vl_pm_add(&ss->pm, d, st);
+        if ((o->flags[st] & VL_OBJ_STATIC) && vl_ssap_overlap_up(&o->boxes[d], &o->boxes[st]))
+            vl_pm_add(&ss->pm, d, st);
     }
     ss->removed = 1;
     return VL_OK;

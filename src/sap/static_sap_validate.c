@@ -69,7 +69,8 @@ static uint32_t ssap_count_live(const vl_ssap* ss, const vl_bp_objects* o, const
     for (uint32_t i = 0; i < pm->count; i++) {
         if (pm->flags[i] & VL_PM_REMOVED) continue;
         vl_pair p = pm->pairs[i];
-        if (p.b >= o->slot_count || !(o->flags[p.a] & VL_OBJ_ALIVE) || !(o->flags[p.b] & VL_OBJ_ALIVE)) return VL_PM_NONE;
+        if (p.b >= o->slot_count || !(o->flags[p.a] & VL_OBJ_ALIVE) || !(o->flags[p.b] & VL_OBJ_ALIVE))
+            return VL_PM_NONE;
         uint32_t d = (o->flags[p.a] & VL_OBJ_STATIC) ? p.b : p.a, st = d == p.a ? p.b : p.a;
         if ((o->flags[d] & VL_OBJ_STATIC) || !(o->flags[st] & VL_OBJ_STATIC)) return VL_PM_NONE;
         if (!ssap_on_ground(ss, d, st) || (!ground && !vl_aabb_overlap(&o->boxes[d], &o->boxes[st]))) return VL_PM_NONE;
@@ -93,7 +94,8 @@ static vl_status ssap_validate_pairs(const vl_ssap* ss, const vl_bp_objects* o) 
         const uint32_t* qd = ss->idx + (size_t)d * 6;
         for (uint32_t j = 1; j < qd[1]; j++) {
             uint32_t st = ep_owner(ss->ep[0][j]);
-            int ground = ssap_on_ground(ss, d, st), by_index = ground && vl_ssap_overlap_up(&o->boxes[d], &o->boxes[st]);
+            int ground = ssap_on_ground(ss, d, st);
+            int by_index = ground && vl_ssap_overlap_up(&o->boxes[d], &o->boxes[st]);
             if (by_index != vl_aabb_overlap(&o->boxes[d], &o->boxes[st])) return VL_ERR_INVALID_ARGUMENT;
             overlapping += (uint64_t)by_index;
             on_ground += (uint64_t)ground;
