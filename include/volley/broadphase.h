@@ -205,12 +205,13 @@ VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles
 /* Makes the objects static (is_static != 0) or dynamic: pairs between two statics are dropped
  * (reported deleted at the next commit), pairs with statics that a new dynamic overlaps are found
  * (reported created), and a pair that holds before and after is neither. Objects already in that
- * state are left alone. Works for every kind as the kind's removal and addition under the same
- * handles. Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, handles
- * NULL with count > 0), VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE, VL_ERR_OUT_OF_MEMORY: the
- * objects are put back as they were, which needs memory again for kinds other than
- * VL_BROADPHASE_BOX_PRUNING; should that fail too, they are removed (handles dead, pairs reported
- * deleted at the next commit; vl_broadphase_get_box says which). */
+ * state are left alone. VL_BROADPHASE_STATIC_SAP flips in place; every other kind as the kind's
+ * removal and addition under the same handles. Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, handles
+ * NULL with count > 0), VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE, VL_ERR_OUT_OF_MEMORY:
+ * nothing changed for VL_BROADPHASE_STATIC_SAP and VL_BROADPHASE_BOX_PRUNING; for the other kinds
+ * the objects are put back as they were, which needs memory again; should that fail too, they are
+ * removed (handles dead, pairs reported deleted at the next commit; vl_broadphase_get_box says
+ * which). */
 VL_API vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
 
 /* Removes the objects; their pairs are reported deleted at the next commit. Never allocates.

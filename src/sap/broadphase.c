@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "sap/static_sap.h"
 
 /* Slots below 2^24: a handle keeps 8 bits for the generation. */
 #define VL_BP_MAX_OBJECTS VL_BROADPHASE_MAX_OBJECTS
@@ -214,9 +215,10 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
     return VL_OK;
 }
 
-/* Every kind: the objects that change leave the kind and come back under the same handles with
- * the other flag; a kind keeps the pairs it finds again (a pair flagged removed and added back is
- * neither deleted nor created). When the way back in fails, they come back with their old flag. */
+/* The static SAP flips in place, all or nothing (vl_ssap_set_static). Every other kind: the
+ * objects that change leave the kind and come back under the same handles with the other flag; a
+ * kind keeps the pairs it finds again (a pair flagged removed and added back is neither deleted nor
+ * created). When the way back in fails, they come back with their old flag. */
 vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
     if (!bp || (count && !handles)) return VL_ERR_INVALID_ARGUMENT;
     if (!count) return VL_OK;
@@ -231,6 +233,11 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
         if ((o->flags[o->slots[i]] & VL_OBJ_STATIC) != want) flip[n++] = o->slots[i];
     if (!n) return VL_OK;
     bp->handle_pairs_fresh = 0;
+    if (bp->desc.kind == VL_BROADPHASE_STATIC_SAP) {
+        s = vl_ssap_set_static(bp, flip, n, is_static);
+        VL_BP_DEBUG_VALIDATE(bp);
+        return s;
+    }
     for (uint32_t k = 0; k < n; k++) o->flags[flip[k]] |= VL_OBJ_MARK;
     bp->ops->remove(bp, flip, n);
     for (uint32_t k = 0; k < n; k++) o->flags[flip[k]] = (uint8_t)(VL_OBJ_ALIVE | want);

@@ -73,5 +73,10 @@ vl_status vl_sap_rebuild(vl_sap* sap, vl_bp_objects* o, const uint32_t* handles,
                          uint32_t count);
 /* Keeps only the pairs that may be reported (not static-static). */
 void vl_sap_filter_static(vl_pair_buffer* pairs, const vl_bp_objects* o);
+/* Merges the sorted new endpoints keys[0, count) into the sorted array e of ep_count entries
+ * (sentinels included; room for count more), from the back, in one pass; every endpoint that moves
+ * gets pos[owner * 6 + axis * 2 + is_max] updated. Used by the SAP and the static SAP. */
+void vl_sap_merge(vl_endpoint* e, uint32_t ep_count, const vl_endpoint* keys, uint32_t count, uint32_t* pos,
+                  int axis);
 
 #endif

@@ -15,13 +15,10 @@ void vl_sap_filter_static(vl_pair_buffer* pairs, const vl_bp_objects* o) {
     pairs->count = kept;
 }
 
-/* Merges the sorted new endpoints keys[0, count) into `axis`, from the back, in one pass; every
- * endpoint that moves gets its index updated. */
-static void sap_merge(vl_sap* sap, int axis, const vl_endpoint* keys, uint32_t count) {
-    vl_endpoint* e = sap->ep[axis];
-    uint32_t* pos = sap->pos;
-    uint32_t i = sap->ep_count - 2; /* last real old endpoint (0 is the low sentinel, below all) */
-    uint32_t dst = sap->ep_count + count - 1;
+void vl_sap_merge(vl_endpoint* e, uint32_t ep_count, const vl_endpoint* keys, uint32_t count, uint32_t* pos,
+                  int axis) {
+    uint32_t i = ep_count - 2; /* last real old endpoint (0 is the low sentinel, below all) */
+    uint32_t dst = ep_count + count - 1;
     e[dst--] = VL_SAP_HIGH_SENTINEL;
     for (uint32_t j = count; j > 0; dst--) {
         vl_endpoint x = e[i] > keys[j - 1] ? e[i--] : keys[--j];
@@ -81,7 +78,7 @@ vl_status vl_sap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count)
             sap->keys[2 * k + 1] = ep_make(vl_float_to_sortable(b->max[a]), 1, h);
         }
         vl_radix_sort_u64(sap->keys, sap->tmp, 2 * count, 31);
-        sap_merge(sap, a, sap->keys, 2 * count);
+        vl_sap_merge(sap->ep[a], sap->ep_count, sap->keys, 2 * count, sap->pos, a);
     }
     sap->ep_count += 2 * count;
     for (uint32_t i = 0; i < sap->found.count; i++) vl_pm_add(&sap->pm, sap->found.pairs[i].a, sap->found.pairs[i].b);

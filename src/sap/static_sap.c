@@ -17,6 +17,7 @@ static void ssap_free(vl_ssap* ss) {
     vl_array_free((void**)&ss->list, &ss->list_cap, sizeof(uint32_t));
     vl_array_free((void**)&ss->split, &ss->split_cap, sizeof(vl_aabb));
     vl_array_free((void**)&ss->saved, &ss->saved_cap, sizeof(vl_aabb));
+    vl_array_free((void**)&ss->columns, &ss->columns_cap, sizeof(vl_aabb));
     vl_prune_set_free(&ss->statics);
     vl_prune_set_free(&ss->set_a);
     vl_prune_set_free(&ss->set_b);
@@ -25,6 +26,7 @@ static void ssap_free(vl_ssap* ss) {
     vl_pair_buffer_free(&ss->old_pairs);
     vl_pair_buffer_free(&ss->all);
     vl_pm_free(&ss->pm);
+    vl_pm_free(&ss->ground);
     vl_mem_free(ss, sizeof *ss);
 }
 
@@ -32,6 +34,7 @@ static vl_status ssap_create(vl_broadphase* bp) {
     vl_ssap* ss = vl_mem_calloc(sizeof *ss);
     if (!ss) return VL_ERR_OUT_OF_MEMORY;
     vl_pm_init(&ss->pm, 0);
+    vl_pm_init(&ss->ground, 0);
     vl_status s = VL_OK;
     for (int l = 0; l < 6 && s == VL_OK; l++)
         s = vl_array_reserve((void**)&ss->ep[l], &ss->ep_cap[l], 0, 2, sizeof(vl_endpoint));
@@ -66,35 +69,36 @@ static void ssap_destroy(vl_broadphase* bp) {
 
 /* A start is attempted even after a failure: re-adding a pair flagged removed needs no memory. */
 static inline void ssap_start(vl_ssap* ss, uint32_t d, uint32_t s) {
-    if (vl_pm_add(&ss->pm, d, s) != VL_OK) ss->oom = 1;
+    if (vl_pm_add(&ss->ground, d, s) != VL_OK) ss->oom = 1;
 }
 
 /* Walks the virtual index v of dynamic endpoint m over the static endpoints of the other kind on
- * `axis`, in one direction (constants once inlined), and returns where m belongs; nothing but the
- * pair manager is written. Each endpoint passed changes the overlap on this axis: going left, a min
- * passing a max starts it and a max passing a min stops it (the reverse going right). It is a pair
- * change when the static overlaps the dynamic on the two other axes, tested without a branch by the
- * dynamic's virtual indices against the static's indices stored beside the endpoint: the walk
- * streams through two arrays and touches no other memory until a pair changes. */
+ * ground axis `axis` (0 or 2), in one direction (constants once inlined), and returns where m
+ * belongs; nothing but `ground` is written. Each endpoint passed changes the overlap on this axis:
+ * going left, a min passing a max starts it and a max passing a min stops it (the reverse going
+ * right). It is a ground pair change when the static overlaps the dynamic on the other ground axis,
+ * tested without a branch by the dynamic's virtual indices against the static's indices stored
+ * beside the endpoint: the walk streams through two arrays and touches no other memory until a pair
+ * changes. */
 static inline __attribute__((always_inline)) uint32_t ssap_walk(vl_ssap* ss, vl_endpoint m, uint32_t v, int axis,
                                                                 int left) {
-    const int j = axis == 0 ? 2 : 0, k = axis == 2 ? 2 : 4;
+    const int g = (2 - axis) * 2; /* the other ground axis in idx */
     const uint32_t d = ep_owner(m), m_max = ep_is_max(m);
     const int l = axis * 2 + !m_max;
     const vl_endpoint* e = ss->ep[l];
     const uint32_t* ot = ss->oth[l];
     const uint32_t* q = ss->idx + (size_t)d * 6;
-    const uint32_t jlo = q[j], jhi = q[j + 1], klo = q[k], khi = q[k + 1];
+    const uint32_t glo = q[g], ghi = q[g + 1];
     const uint32_t starts = left ? !m_max : m_max;
     vl_endpoint p;
     while (left ? (p = e[v - 1]) > m : (p = e[v]) < m) {
-        const uint32_t* ps = ot + (size_t)(left ? v - 1 : v) * 4;
-        uint32_t hit = (jlo <= ps[1]) & (ps[0] < jhi) & (klo <= ps[3]) & (ps[2] < khi);
+        const uint32_t* ps = ot + (size_t)(left ? v - 1 : v) * 2;
+        uint32_t hit = (glo <= ps[1]) & (ps[0] < ghi);
         if (__builtin_expect(hit, 0)) {
             if (starts)
                 ssap_start(ss, d, ep_owner(p));
             else
-                vl_pm_remove(&ss->pm, d, ep_owner(p));
+                vl_pm_remove(&ss->ground, d, ep_owner(p));
         }
         v = left ? v - 1 : v + 1;
     }
@@ -120,25 +124,43 @@ static inline __attribute__((always_inline)) void ssap_move_axis(vl_ssap* ss, ui
 
 static void ssap_move_box(vl_ssap* ss, uint32_t h, const vl_aabb* from, const vl_aabb* box) {
     ssap_move_axis(ss, h, from, box, 0);
-    ssap_move_axis(ss, h, from, box, 1);
     ssap_move_axis(ss, h, from, box, 2);
 }
 
-/* Dynamics handles[k] to boxes[k]: the virtual walks against the statics, then the plain SAP of the
- * dynamics (which writes the boxes). A failure of either moves every walked box back: going back
- * only re-adds pairs that the way forward flagged removed (still stored), so it never allocates. */
+/* pm from `ground` after a walk: a ground pair is a pair when the boxes overlap on the up axis.
+ * Cannot fail once pm has room for every ground pair. */
+static void ssap_sync_up(vl_ssap* ss, const vl_aabb* boxes) {
+    const vl_pair_manager* g = &ss->ground;
+    for (uint32_t i = 0; i < g->count; i++) {
+        vl_pair p = g->pairs[i];
+        if (!(g->flags[i] & VL_PM_REMOVED) && vl_ssap_overlap_up(&boxes[p.a], &boxes[p.b]))
+            vl_pm_add(&ss->pm, p.a, p.b);
+        else
+            vl_pm_remove(&ss->pm, p.a, p.b);
+    }
+}
+
+/* Dynamics handles[k] to boxes[k]: the virtual walks against the statics (ground pairs), then the
+ * plain SAP of the dynamics (which writes the boxes), then pm from the ground pairs. A failure
+ * moves every walked box back: going back only re-adds ground pairs that the way forward flagged
+ * removed (still stored), so it never allocates. */
 static vl_status ssap_move_dynamics(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count) {
     vl_ssap* ss = bp->impl;
     const vl_aabb* now = bp->objects.boxes;
-    vl_status s = VL_ERR_OUT_OF_MEMORY;
+    vl_status s = ss->n_static ? vl_ssap_ground_rebuild(bp) : VL_OK;
+    if (s != VL_OK) return s;
     uint32_t done = 0;
     ss->oom = 0;
     if (ss->n_static)
         for (; done < count && !ss->oom; done++) ssap_move_box(ss, handles[done], &now[handles[done]], &boxes[done]);
-    if (!ss->oom) {
+    s = ss->oom ? VL_ERR_OUT_OF_MEMORY : vl_pm_reserve(&ss->pm, ss->ground.count);
+    if (s == VL_OK) {
         vl_broadphase inner = vl_ssap_view(bp);
         s = vl_sap_ops.update(&inner, handles, boxes, count);
-        if (s == VL_OK) return VL_OK;
+        if (s == VL_OK) {
+            if (ss->n_static) ssap_sync_up(ss, bp->objects.boxes);
+            return VL_OK;
+        }
     }
     ss->oom = 0;
     while (done--) ssap_move_box(ss, handles[done], &boxes[done], &now[handles[done]]);
@@ -198,6 +220,7 @@ static void ssap_cancel_moves(vl_pair_manager* ps, vl_pair_manager* pd) {
 static vl_status ssap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
     vl_ssap* ss = bp->impl;
     vl_pair_manager *pd = &ss->dyn->pm, *ps = &ss->pm;
+    vl_pm_commit(&ss->ground, NULL, NULL); /* reports nothing, cannot fail; pm already follows it */
     if (!pd->touched_count && !ps->touched_count) return VL_OK;
     uint64_t touched = (uint64_t)pd->touched_count + ps->touched_count;
     vl_status s = created ? vl_array_reserve((void**)&created->pairs, &created->capacity, created->count,

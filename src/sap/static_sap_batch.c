@@ -3,6 +3,8 @@
  * virtual indices again by binary search, and the new pairs come from bipartite box pruning. New
  * dynamics find their indices by binary search and their static pairs by pruning against a cached
  * set of the statics; their dynamic pairs come from the plain SAP of the dynamics. */
+#include <math.h>
+
 #include "sap/axis.h"
 #include "sap/radix.h"
 #include "sap/static_sap.h"
@@ -18,7 +20,7 @@ void vl_ssap_list_dynamics(vl_ssap* ss, int axis) {
 
 static void ssap_rank_box(vl_ssap* ss, const vl_aabb* b, uint32_t h) {
     uint32_t* q = ss->idx + (size_t)h * 6;
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < 3; a += 2) {
         q[a * 2] = vl_ssap_rank(ss, a, ep_make(vl_float_to_sortable(b->min[a]), 0, h));
         q[a * 2 + 1] = vl_ssap_rank(ss, a, ep_make(vl_float_to_sortable(b->max[a]), 1, h));
     }
@@ -46,30 +48,17 @@ static vl_status ssap_reserve_keys(vl_ssap* ss, uint32_t count) {
     return s;
 }
 
-/* Merges the sorted new endpoints keys[0, count) into static array l, from the back, in one pass;
- * every endpoint that moves gets its index updated. */
-static void ssap_merge(vl_ssap* ss, int l, const vl_endpoint* keys, uint32_t count) {
-    vl_endpoint* e = ss->ep[l];
-    uint32_t* idx = ss->idx;
-    uint32_t i = ss->ep_count - 2; /* last real old endpoint (0 is the low sentinel, below all) */
-    uint32_t dst = ss->ep_count + count - 1;
-    e[dst--] = VL_SAP_HIGH_SENTINEL;
-    for (uint32_t j = count; j > 0; dst--) {
-        vl_endpoint x = e[i] > keys[j - 1] ? e[i--] : keys[--j];
-        e[dst] = x;
-        idx[(size_t)ep_owner(x) * 6 + l] = dst;
-    }
-}
-
-/* Copies every static's indices on the other axes beside each of its endpoints. */
+/* Copies every static's indices on the other ground axis beside each of its endpoints on a ground
+ * axis. */
 static void ssap_refresh_other(vl_ssap* ss) {
     for (int l = 0; l < 6; l++) {
-        int a = l >> 1, j = a == 0 ? 2 : 0, k = a == 2 ? 2 : 4;
+        if (l >> 1 == VL_SSAP_UP) continue;
+        int g = (2 - (l >> 1)) * 2;
         const vl_endpoint* e = ss->ep[l];
         uint32_t* ot = ss->oth[l];
         for (uint32_t i = 1; i + 1 < ss->ep_count; i++) {
             const uint32_t* q = ss->idx + (size_t)ep_owner(e[i]) * 6;
-            ot[i * 4] = q[j], ot[i * 4 + 1] = q[j + 1], ot[i * 4 + 2] = q[k], ot[i * 4 + 3] = q[k + 1];
+            ot[i * 2] = q[g], ot[i * 2 + 1] = q[g + 1];
         }
     }
 }
@@ -85,11 +74,12 @@ static void ssap_insert_statics(vl_ssap* ss, const vl_bp_objects* o, const uint3
             ss->keys[k] = ep_make(vl_float_to_sortable(is_max ? b->max[a] : b->min[a]), is_max, handles[k]);
         }
         vl_radix_sort_u64(ss->keys, ss->tmp, count, 32);
-        ssap_merge(ss, l, ss->keys, count);
+        vl_sap_merge(ss->ep[l], ss->ep_count, ss->keys, count, ss->idx, a);
     }
     ss->ep_count += count;
     ss->n_static += count;
     ss->static_valid = 0;
+    ss->ground_valid = 0;
     ssap_refresh_other(ss);
 }
 
@@ -153,16 +143,22 @@ static vl_status ssap_static_set(vl_ssap* ss, const vl_bp_objects* o) {
     return VL_OK;
 }
 
-static vl_status ssap_add_statics(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
-    vl_ssap* ss = bp->impl;
-    const vl_bp_objects* o = &bp->objects;
+/* Room for `count` more statics in the static arrays and the sort scratch. */
+static vl_status ssap_reserve_statics(vl_ssap* ss, uint32_t count) {
     uint64_t eps = (uint64_t)ss->ep_count + count;
     vl_status s = ssap_reserve_keys(ss, count);
     for (int l = 0; l < 6 && s == VL_OK; l++) {
         s = vl_array_reserve((void**)&ss->ep[l], &ss->ep_cap[l], ss->ep_count, eps, sizeof(vl_endpoint));
-        if (s == VL_OK)
-            s = vl_array_reserve((void**)&ss->oth[l], &ss->oth_cap[l], ss->ep_count * 4, eps * 4, sizeof(uint32_t));
+        if (s == VL_OK && l >> 1 != VL_SSAP_UP)
+            s = vl_array_reserve((void**)&ss->oth[l], &ss->oth_cap[l], ss->ep_count * 2, eps * 2, sizeof(uint32_t));
     }
+    return s;
+}
+
+static vl_status ssap_add_statics(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
+    vl_ssap* ss = bp->impl;
+    const vl_bp_objects* o = &bp->objects;
+    vl_status s = ssap_reserve_statics(ss, count);
     if (s == VL_OK) s = ssap_prune_dynamics(ss, o, o->boxes, handles, count);
     if (s == VL_OK) s = vl_pm_reserve(&ss->pm, ss->found.count);
     if (s != VL_OK) return s;
@@ -173,18 +169,61 @@ static vl_status ssap_add_statics(vl_broadphase* bp, const uint32_t* handles, ui
     return VL_OK;
 }
 
+/* boxes[ids ? ids[k] : k], k < count, stretched over the whole up axis, into ss->columns[k]: their
+ * pruning against the statics finds the ground pairs. */
+static vl_status ssap_columns(vl_ssap* ss, const vl_aabb* boxes, const uint32_t* ids, uint32_t count) {
+    vl_status s = vl_array_reserve((void**)&ss->columns, &ss->columns_cap, 0, count, sizeof(vl_aabb));
+    if (s != VL_OK) return s;
+    for (uint32_t k = 0; k < count; k++) {
+        ss->columns[k] = boxes[ids ? ids[k] : k];
+        ss->columns[k].min[VL_SSAP_UP] = -INFINITY;
+        ss->columns[k].max[VL_SSAP_UP] = INFINITY;
+    }
+    return VL_OK;
+}
+
+/* ss->found = the ground pairs (k, static handle) of boxes[ids ? ids[k] : k], k < count. */
+static vl_status ssap_prune_ground(vl_ssap* ss, const vl_bp_objects* o, const vl_aabb* boxes, const uint32_t* ids,
+                                   uint32_t count) {
+    ss->found.count = 0;
+    vl_status s = ssap_static_set(ss, o);
+    if (s == VL_OK) s = ssap_columns(ss, boxes, ids, count);
+    if (s == VL_OK)
+        s = vl_prune_set_build(&ss->set_a, &ss->prune_scratch, ss->columns, NULL, count, ss->static_axis, 0);
+    if (s == VL_OK) s = vl_prune_bipartite(&ss->set_a, &ss->statics, 0, &ss->found);
+    return s;
+}
+
+vl_status vl_ssap_ground_rebuild(vl_broadphase* bp) {
+    vl_ssap* ss = bp->impl;
+    if (ss->ground_valid) return VL_OK;
+    vl_pm_free(&ss->ground);
+    vl_pm_init(&ss->ground, 0);
+    ss->found.count = 0; /* no pairs when nothing is pruned */
+    vl_status s = VL_OK;
+    if (ss->n_dyn && ss->n_static) {
+        s = ssap_static_set(ss, &bp->objects); /* before the list: it uses ss->list too */
+        vl_ssap_list_dynamics(ss, 0);
+        if (s == VL_OK) s = ssap_prune_ground(ss, &bp->objects, bp->objects.boxes, ss->list, ss->n_dyn);
+    }
+    if (s == VL_OK) s = vl_pm_reserve(&ss->ground, ss->found.count);
+    if (s != VL_OK) return s;
+    for (uint32_t i = 0; i < ss->found.count; i++)
+        vl_pm_add(&ss->ground, ss->list[ss->found.pairs[i].a], ss->found.pairs[i].b);
+    vl_pm_commit(&ss->ground, NULL, NULL);
+    ss->ground_valid = 1;
+    return VL_OK;
+}
+
+/* New dynamics: their ground pairs by pruning against the statics, those overlapping on the up axis
+ * into pm; their dynamic pairs from the plain SAP of the dynamics. */
 static vl_status ssap_add_dynamics(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
     vl_ssap* ss = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     ss->found.count = 0;
-    vl_status s = VL_OK;
-    if (ss->n_static) {
-        s = ssap_static_set(ss, o);
-        if (s == VL_OK)
-            s = vl_prune_set_build(&ss->set_a, &ss->prune_scratch, o->boxes, handles, count, ss->static_axis, 0);
-        if (s == VL_OK) s = vl_prune_bipartite(&ss->set_a, &ss->statics, 0, &ss->found);
-    }
+    vl_status s = ss->n_static ? ssap_prune_ground(ss, o, o->boxes, handles, count) : VL_OK;
     if (s == VL_OK) s = vl_pm_reserve(&ss->pm, ss->found.count);
+    if (s == VL_OK && ss->ground_valid) s = vl_pm_reserve(&ss->ground, ss->found.count);
     if (s != VL_OK) return s;
     vl_broadphase inner = vl_ssap_view(bp);
     inner.objects.alive = ss->n_dyn + count;
@@ -193,7 +232,11 @@ static vl_status ssap_add_dynamics(vl_broadphase* bp, const uint32_t* handles, u
     /* from here on nothing can fail */
     ss->n_dyn += count;
     for (uint32_t k = 0; k < count; k++) ssap_rank_box(ss, &o->boxes[handles[k]], handles[k]);
-    for (uint32_t i = 0; i < ss->found.count; i++) vl_pm_add(&ss->pm, ss->found.pairs[i].a, ss->found.pairs[i].b);
+    for (uint32_t i = 0; i < ss->found.count; i++) {
+        uint32_t d = handles[ss->found.pairs[i].a], st = ss->found.pairs[i].b;
+        if (ss->ground_valid) vl_pm_add(&ss->ground, d, st);
+        if (vl_ssap_overlap_up(&o->boxes[d], &o->boxes[st])) vl_pm_add(&ss->pm, d, st);
+    }
     return VL_OK;
 }
 
@@ -211,6 +254,7 @@ void vl_ssap_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count) 
     vl_ssap* ss = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     vl_pm_remove_owners(&ss->pm, o->flags, VL_OBJ_MARK);
+    if (ss->ground_valid) vl_pm_remove_owners(&ss->ground, o->flags, VL_OBJ_MARK);
     ss->removed = 1;
     uint32_t nd = 0, ns = 0;
     for (uint32_t i = 0; i < count; i++) {
@@ -229,6 +273,76 @@ void vl_ssap_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count) 
         ssap_compact_statics(ss, o, ss->ids + nd, ns);
         if (ss->n_dyn) vl_ssap_rerank(ss, o);
     }
+}
+
+/* ---- flips (vl_broadphase_set_static): everything found and reserved first ------------------- */
+
+static void ssap_set_flags(vl_bp_objects* o, const uint32_t* handles, uint32_t count, uint8_t flags) {
+    for (uint32_t k = 0; k < count; k++) o->flags[handles[k]] = flags;
+}
+
+/* Dynamics handles[count] become statics: their pairs with statics end, their pairs with the other
+ * dynamics leave the inner SAP for pm (ssap_cancel_moves keeps them silent). */
+static vl_status ssap_to_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
+    vl_ssap* ss = bp->impl;
+    vl_bp_objects* o = &bp->objects;
+    vl_status s = ssap_reserve_statics(ss, count);
+    if (s == VL_OK) s = ssap_prune_dynamics(ss, o, o->boxes, handles, count); /* the flipped among them */
+    if (s == VL_OK) s = vl_pm_reserve(&ss->pm, ss->found.count);
+    if (s != VL_OK) return s;
+    /* from here on nothing can fail */
+    ssap_set_flags(o, handles, count, VL_OBJ_ALIVE | VL_OBJ_MARK);
+    vl_pm_remove_owners(&ss->pm, o->flags, VL_OBJ_MARK);
+    vl_broadphase inner = vl_ssap_view(bp);
+    vl_sap_remove(&inner, handles, count);
+    ss->n_dyn -= count;
+    ssap_set_flags(o, handles, count, VL_OBJ_ALIVE | VL_OBJ_STATIC);
+    ssap_insert_statics(ss, o, handles, count);
+    if (ss->n_dyn) vl_ssap_rerank(ss, o);
+    for (uint32_t i = 0; i < ss->found.count; i++)
+        if (!(o->flags[ss->found.pairs[i].b] & VL_OBJ_STATIC))
+            vl_pm_add(&ss->pm, ss->found.pairs[i].a, ss->found.pairs[i].b);
+    ss->removed = 1;
+    return VL_OK;
+}
+
+/* Statics handles[count] become dynamics: they enter the inner SAP (the only step that can fail
+ * once their pairs with the other statics are found), then leave the static arrays. */
+static vl_status ssap_to_dynamic(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
+    vl_ssap* ss = bp->impl;
+    vl_bp_objects* o = &bp->objects;
+    vl_status s = ssap_prune_ground(ss, o, o->boxes, handles, count); /* the flipped among the statics */
+    if (s == VL_OK) s = vl_pm_reserve(&ss->pm, ss->found.count);
+    if (s != VL_OK) return s;
+    ssap_set_flags(o, handles, count, VL_OBJ_ALIVE);
+    vl_broadphase inner = vl_ssap_view(bp);
+    inner.objects.alive = ss->n_dyn + count;
+    s = vl_sap_add(&inner, handles, count);
+    if (s != VL_OK) {
+        ssap_set_flags(o, handles, count, VL_OBJ_ALIVE | VL_OBJ_STATIC);
+        return s;
+    }
+    /* from here on nothing can fail */
+    ss->n_dyn += count;
+    ssap_set_flags(o, handles, count, VL_OBJ_ALIVE | VL_OBJ_MARK);
+    vl_pm_remove_owners(&ss->pm, o->flags, VL_OBJ_MARK);
+    ssap_compact_statics(ss, o, handles, count);
+    ssap_set_flags(o, handles, count, VL_OBJ_ALIVE);
+    ss->ground_valid = 0;
+    vl_ssap_rerank(ss, o);
+    for (uint32_t i = 0; i < ss->found.count; i++) {
+        uint32_t d = handles[ss->found.pairs[i].a], st = ss->found.pairs[i].b;
+        if ((o->flags[st] & VL_OBJ_STATIC) && vl_ssap_overlap_up(&o->boxes[d], &o->boxes[st]))
+            vl_pm_add(&ss->pm, d, st);
+    }
+    ss->removed = 1;
+    return VL_OK;
+}
+
+vl_status vl_ssap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
+    vl_status s = ssap_reserve_slots(bp->impl, &bp->objects);
+    if (s != VL_OK) return s;
+    return is_static ? ssap_to_static(bp, handles, count) : ssap_to_dynamic(bp, handles, count);
 }
 
 /* ---- statics that move: out of the arrays and in again ------------------------------------- */
