@@ -93,6 +93,9 @@ static void run_case(int kind, int sys, uint32_t workers, uint32_t n, uint32_t f
                  vl_broadphase_set_static(b, hb + 1, count, to_static), "flip");
         }
     }
+    /* the multi-SAP's cells run as tasks (the scene spans many cells) */
+    if (k_kinds[kind] == VL_BROADPHASE_MULTI_SAP && sys == SYS_TOY && workers > 1)
+        CHECK(toy.enqueued > 0, "%s: no task enqueued", name);
     vl_pair_buffer_free(&ca), vl_pair_buffer_free(&da), vl_pair_buffer_free(&cb), vl_pair_buffer_free(&db);
     vl_broadphase_destroy(a), vl_broadphase_destroy(b);
     vl_context_destroy(ctx);

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/tasks.h"
 #include "sap/axis.h"
 #include "sap/multi_sap.h"
 
@@ -32,6 +33,7 @@ static void msap_destroy(vl_broadphase* bp) {
     vl_array_free((void**)&ms->ops, &ms->ops_cap, sizeof(vl_msap_op));
     vl_array_free((void**)&ms->ops_tmp, &ms->ops_tmp_cap, sizeof(vl_msap_op));
     vl_array_free((void**)&ms->op_cell, &ms->op_cell_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->busy, &ms->busy_cap, sizeof(uint32_t));
     vl_pair_buffer_free(&ms->ovf_out);
     vl_pm_free(&ms->pm);
     vl_mem_free(ms, sizeof *ms);
@@ -181,6 +183,7 @@ static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o) {
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops_tmp, &ms->ops_tmp_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, 8ull * m + 1, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->busy, &ms->busy_cap, 0, ms->cell_count, sizeof(uint32_t));
     if (s != VL_OK) return s;
     uint32_t* start = ms->start;
     memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
@@ -245,10 +248,20 @@ static void msap_queue(vl_msap* ms, const vl_bp_objects* o) {
     for (uint32_t i = 0; i < n; i++) ms->ops[start[ms->op_cell[i]]++] = ms->ops_tmp[i];
     for (uint32_t c = ms->cell_count; c > 0; c--) start[c] = start[c - 1];
     start[0] = 0;
+    ms->busy_count = 0;
+    for (uint32_t c = 0; c < ms->cell_count; c++)
+        if (start[c + 1] > start[c]) ms->busy[ms->busy_count++] = c;
 }
 
-/* One cell's slice of the queue: removals, moves, insertions. Writes only the cell, its members'
- * entries for it and its output list, so cells may run in any order or at once. */
+/* A candidate's truth: both alive, allowed, overlapping. */
+static inline int msap_truth(const vl_bp_objects* o, uint32_t a, uint32_t b) {
+    return (o->flags[a] & o->flags[b] & VL_OBJ_ALIVE) && vl_bp_may_pair(o, a, b) &&
+           vl_aabb_overlap(&o->boxes[a], &o->boxes[b]);
+}
+
+/* One cell's slice of the queue: removals, moves, insertions; then its candidates take their
+ * truth (VL_MSAP_TRUE). Writes only the cell, its members' entries for it and its output list, so
+ * cells may run in any order or at once. */
 static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
     const vl_msap_op* ops = ms->ops + ms->start[c];
@@ -265,6 +278,34 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
             else
                 e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
         }
+    vl_pair* p = cell->out.pairs;
+    for (uint32_t i = 0; i < cell->out.count; i++) {
+        uint32_t a = p[i].a & ~VL_MSAP_TRUE;
+        p[i].a = a | (msap_truth(o, a, p[i].b) ? VL_MSAP_TRUE : 0u);
+    }
+}
+
+typedef struct msap_cells_task {
+    vl_msap* ms;
+    const vl_bp_objects* o;
+} msap_cells_task;
+
+static void msap_cells_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
+    (void)worker;
+    const msap_cells_task* t = task_ctx;
+    for (uint32_t i = start; i < end; i++) msap_run_cell(t->ms, t->o, t->ms->busy[i]);
+}
+
+/* Runs every busy cell: on ctx's workers when given (ranges of cells; each cell writes only its
+ * own part, so the result does not depend on the ranges), else here. */
+static void msap_run_cells(vl_msap* ms, const vl_bp_objects* o, const vl_context* ctx) {
+    msap_cells_task t = {ms, o};
+    if (!ctx) {
+        msap_cells_range(0, ms->busy_count, 0, &t);
+        return;
+    }
+    uint32_t ranges = 8 * vl_context_worker_count(ctx), min_range = ms->busy_count / ranges;
+    vl_tasks_run(ctx, msap_cells_range, ms->busy_count, min_range ? min_range : 1, &t);
 }
 
 static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ovf_out, &ms->rescan, a, b); }
@@ -323,17 +364,20 @@ static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
     }
 }
 
-/* A candidate takes the truth: both alive, allowed, overlapping. */
-static inline void msap_eval(vl_pair_manager* pm, const vl_bp_objects* o, uint32_t a, uint32_t b) {
-    if ((o->flags[a] & o->flags[b] & VL_OBJ_ALIVE) && vl_bp_may_pair(o, a, b) &&
-        vl_aabb_overlap(&o->boxes[a], &o->boxes[b]))
+/* A candidate takes the truth. */
+static inline void msap_set(vl_pair_manager* pm, uint32_t a, uint32_t b, int truth) {
+    if (truth)
         vl_pm_add(pm, a, b); /* room reserved */
     else
         vl_pm_remove(pm, a, b);
 }
 
+static inline void msap_eval(vl_pair_manager* pm, const vl_bp_objects* o, uint32_t a, uint32_t b) {
+    msap_set(pm, a, b, msap_truth(o, a, b));
+}
+
 /* Applies every candidate to the pair manager, in cell order. On failure (the pair manager's
- * room) nothing is applied and the candidates stay for the next commit. */
+ * room) nothing is applied, and the next commit rescans (the truths found now may be stale then). */
 static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     uint64_t total = ms->ovf_out.count;
     for (uint32_t c = 0; c < ms->cell_count; c++) {
@@ -342,7 +386,10 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     }
     if (ms->rescan) total = vl_msap_all_pairs(ms, o, NULL);
     vl_status s = vl_pm_reserve(&ms->pm, total);
-    if (s != VL_OK) return s;
+    if (s != VL_OK) {
+        ms->rescan = 1;
+        return s;
+    }
     vl_pair_manager* pm = &ms->pm;
     if (ms->rescan) {
         for (uint32_t i = 0; i < pm->count; i++) msap_eval(pm, o, pm->pairs[i].a, pm->pairs[i].b);
@@ -350,7 +397,10 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     } else {
         for (uint32_t c = 0; c < ms->cell_count; c++) {
             const vl_pair_buffer* out = &ms->cells[c].out;
-            for (uint32_t i = 0; i < out->count; i++) msap_eval(pm, o, out->pairs[i].a, out->pairs[i].b);
+            for (uint32_t i = 0; i < out->count; i++) {
+                uint32_t a = out->pairs[i].a;
+                msap_set(pm, a & ~VL_MSAP_TRUE, out->pairs[i].b, (a & VL_MSAP_TRUE) != 0);
+            }
         }
         for (uint32_t i = 0; i < ms->ovf_out.count; i++) msap_eval(pm, o, ms->ovf_out.pairs[i].a, ms->ovf_out.pairs[i].b);
         if (ms->scan_pm) /* pairs with a moved end and an overflow end, now or before this commit */
@@ -366,7 +416,9 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     return VL_OK;
 }
 
-static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+/* The commit; ctx NULL runs the cells here. */
+static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_pair_buffer* created,
+                                  vl_pair_buffer* deleted) {
     vl_msap* ms = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     if (ms->mover_count) {
@@ -378,8 +430,7 @@ static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair
             if (s != VL_OK) return s;
             /* from here the cells change: a later failure keeps the candidates for the next commit */
             msap_queue(ms, o);
-            for (uint32_t c = 0; c < ms->cell_count; c++)
-                if (ms->start[c + 1] > ms->start[c]) msap_run_cell(ms, o, c);
+            msap_run_cells(ms, o, ctx);
             msap_settle(ms, o);
         }
         s = msap_merge(ms, o);
@@ -393,6 +444,15 @@ static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair
     return vl_pm_commit(&ms->pm, created, deleted);
 }
 
+static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    return msap_commit_with(bp, NULL, created, deleted);
+}
+
+static vl_status msap_commit_parallel(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
+                                      vl_pair_buffer* deleted) {
+    return msap_commit_with(bp, ctx, created, deleted);
+}
+
 static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
     const vl_msap* ms = bp->impl;
     *count = ms->pm.count;
@@ -400,5 +460,6 @@ static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 const vl_broadphase_ops vl_msap_ops = {
-    msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate, NULL,
+    msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate,
+    msap_commit_parallel,
 };

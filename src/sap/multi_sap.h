@@ -26,6 +26,7 @@
 #define VL_MSAP_MAX_AXIS 256u    /* cells along a ground axis */
 #define VL_MSAP_TARGET_MEMBERS 64.0 /* objects per cell when the layout is chosen from the boxes */
 #define VL_MSAP_NONE 0xFFFFFFFFu
+#define VL_MSAP_TRUE 0x80000000u /* on a cell candidate's first slot (slots are below 2^24): it overlaps */
 
 /* Per-slot state bits. */
 enum { VL_MSAP_IN_CELLS = 1u, VL_MSAP_IN_OVF = 2u, VL_MSAP_MOVED = 4u, VL_MSAP_LEFT_OVF = 8u /* this commit */ };
@@ -53,7 +54,7 @@ typedef struct vl_msap_cell {
     uint32_t ep_cap[3], pos_cap, id_cap;
     uint32_t n;
     uint32_t index; /* of this cell in the grid */
-    vl_pair_buffer out; /* candidate pairs found by this cell's operations */
+    vl_pair_buffer out; /* candidate pairs found by this cell's operations, VL_MSAP_TRUE when they overlap */
     int lost;           /* a candidate could not be stored: the merge rescans everything */
 } vl_msap_cell;
 
@@ -85,7 +86,8 @@ typedef struct vl_msap {
     uint32_t* start;     /* cell_count + 1 queue offsets */
     vl_msap_op *ops, *ops_tmp;
     uint32_t* op_cell;
-    uint32_t new_range_cap, start_cap, ops_cap, ops_tmp_cap, op_cell_cap;
+    uint32_t* busy; /* the cells with operations, in cell order */
+    uint32_t new_range_cap, start_cap, ops_cap, ops_tmp_cap, op_cell_cap, busy_cap, busy_count;
     int rescan;    /* a candidate was lost: the merge checks every pair */
     int scan_pm;   /* overflow objects moved or were met: the merge checks the movers' pairs */
 } vl_msap;
