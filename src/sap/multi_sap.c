@@ -31,8 +31,9 @@ static void msap_destroy(vl_broadphase* bp) {
     vl_array_free((void**)&ms->new_range, &ms->new_range_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->start, &ms->start_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->ops, &ms->ops_cap, sizeof(vl_msap_op));
-    vl_array_free((void**)&ms->ops_tmp, &ms->ops_tmp_cap, sizeof(vl_msap_op));
     vl_array_free((void**)&ms->op_cell, &ms->op_cell_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->block_ops, &ms->block_ops_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->order, &ms->order_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->busy, &ms->busy_cap, sizeof(uint32_t));
     vl_pair_buffer_free(&ms->ovf_out);
     vl_pm_free(&ms->pm);
@@ -173,84 +174,128 @@ static inline uint32_t in_range(const vl_msap* ms, const uint32_t* r, uint32_t c
     return cu >= r[0] && cu <= r[2] && cv >= r[1] && cv <= r[3] ? 1u : 0u;
 }
 
-/* The movers' new footprints (VL_MSAP_NONE in new_range[4i] for dead or overflowing ones), and
- * room for the members entering each cell (counted in `start`). Changes nothing but scratch and
- * capacities. */
-static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o) {
-    uint32_t m = ms->mover_count;
+/* Mover i's new footprint (VL_MSAP_NONE in new_range[4i] when dead or overflowing) and its
+ * operations, one per entry used, appended at ops[n] (returns the new n): remove from a cell left,
+ * move in a cell kept, insert into a cell entered (at a free entry, claimed by msap_queue). Reads
+ * only shared state. */
+static uint32_t msap_plan_mover(vl_msap* ms, const vl_bp_objects* o, uint32_t i, uint32_t n) {
+    uint32_t h = ms->movers[i], *r = ms->new_range + 4ull * i;
+    r[0] = VL_MSAP_NONE;
+    if ((o->flags[h] & VL_OBJ_ALIVE) && !vl_msap_footprint(ms, &o->boxes[h], r)) r[0] = VL_MSAP_NONE;
+    const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
+    vl_msap_op* op = ms->ops;
+    uint32_t* cell = ms->op_cell;
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
+        if (e[k].cell == VL_MSAP_NONE) continue;
+        used |= 1u << k;
+        int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
+        cell[n] = e[k].cell;
+        op[n].handle = h, op[n].entry = (uint16_t)k, op[n].kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
+        if (move) op[n].from = ms->held[h], op[n].to = o->boxes[h], op[n].local = e[k].local;
+        n++;
+    }
+    if (r[0] == VL_MSAP_NONE) return n;
+    uint32_t k = 0;
+    for (uint32_t cv = r[1]; cv <= r[3]; cv++)
+        for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
+            uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
+            for (uint32_t j = 0; j < VL_MSAP_ENTRIES; j++) kept |= e[j].cell == c;
+            if (kept) continue;
+            while (used >> k & 1u) k++; /* at most 4 kept and 4 entered: a free entry exists */
+            used |= 1u << k;
+            cell[n] = c | VL_MSAP_ENTERS;
+            op[n].handle = h, op[n].entry = (uint16_t)k, op[n].kind = VL_MSAP_OP_INSERT;
+            n++;
+        }
+    return n;
+}
+
+typedef struct msap_task {
+    vl_msap* ms;
+    const vl_bp_objects* o;
+} msap_task;
+
+/* First operation of block b. */
+static inline uint32_t block_base(uint32_t b) { return b * VL_MSAP_ENTRIES * VL_MSAP_MOVER_BLOCK; }
+
+static void msap_plan_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
+    (void)worker;
+    const msap_task* t = task_ctx;
+    uint32_t m = t->ms->mover_count;
+    for (uint32_t b = start; b < end; b++) {
+        uint32_t first = b * VL_MSAP_MOVER_BLOCK, last = m - first < VL_MSAP_MOVER_BLOCK ? m : first + VL_MSAP_MOVER_BLOCK;
+        uint32_t n = block_base(b);
+        for (uint32_t i = first; i < last; i++) n = msap_plan_mover(t->ms, t->o, i, n);
+        t->ms->block_ops[b] = n - block_base(b);
+    }
+}
+
+/* Runs fn over items on ctx's workers when given, else here. */
+static void msap_run(const vl_context* ctx, vl_task_fn* fn, uint32_t items, msap_task* t) {
+    if (!ctx) {
+        fn(0, items, 0, t);
+        return;
+    }
+    uint32_t min_range = items / (8 * vl_context_worker_count(ctx));
+    vl_tasks_run(ctx, fn, items, min_range ? min_range : 1, t);
+}
+
+static uint32_t msap_blocks(const vl_msap* ms) { return (ms->mover_count + VL_MSAP_MOVER_BLOCK - 1) / VL_MSAP_MOVER_BLOCK; }
+
+/* The movers' footprints and operations (msap_plan_mover, in blocks of movers). Changes nothing
+ * but scratch and capacities. */
+static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, const vl_context* ctx) {
+    uint32_t m = ms->mover_count, blocks = msap_blocks(ms);
+    uint64_t slots = (uint64_t)block_base(blocks) + 1;
     vl_status s = vl_array_reserve((void**)&ms->new_range, &ms->new_range_cap, 0, 4ull * m + 4, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->start, &ms->start_cap, 0, ms->cell_count + 1ull, sizeof(uint32_t));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops_tmp, &ms->ops_tmp_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, 8ull * m + 1, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, slots, sizeof(vl_msap_op));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, slots, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->block_ops, &ms->block_ops_cap, 0, blocks + 1ull, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->order, &ms->order_cap, 0, 8ull * m + 1, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->busy, &ms->busy_cap, 0, ms->cell_count, sizeof(uint32_t));
     if (s != VL_OK) return s;
-    uint32_t* start = ms->start;
-    memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
-    for (uint32_t i = 0; i < m; i++) {
-        uint32_t h = ms->movers[i], *r = ms->new_range + 4ull * i;
-        r[0] = VL_MSAP_NONE;
-        if ((o->flags[h] & VL_OBJ_ALIVE) && !vl_msap_footprint(ms, &o->boxes[h], r)) r[0] = VL_MSAP_NONE;
-        const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
-        if (r[0] == VL_MSAP_NONE) continue;
-        for (uint32_t cv = r[1]; cv <= r[3]; cv++)
-            for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
-                uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
-                for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
-                start[c] += !kept;
-            }
-    }
-    /* room for the members entering each cell (a cell grown and then not used is harmless) */
-    for (uint32_t c = 0; c < ms->cell_count; c++)
-        if (start[c]) {
-            s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + start[c]);
-            if (s != VL_OK) return s;
-        }
+    msap_task t = {ms, o};
+    msap_run(ctx, msap_plan_range, blocks, &t);
     return VL_OK;
 }
 
-/* Writes the operations, grouped by cell (a counting sort), and claims an entry for every cell
- * entered. Cannot fail. */
-static void msap_queue(vl_msap* ms, const vl_bp_objects* o) {
+/* Groups the operations by cell (a counting sort of their indices into `order`), reserves room in
+ * every cell for its operations, then claims the entries of the cells entered. On failure (a
+ * reservation) nothing visible changed. */
+static vl_status msap_queue(vl_msap* ms) {
     uint32_t* start = ms->start;
+    const uint32_t* op_cell = ms->op_cell;
+    uint32_t blocks = msap_blocks(ms);
     memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < ms->mover_count; i++) {
-        uint32_t h = ms->movers[i];
-        const uint32_t* r = ms->new_range + 4ull * i;
-        vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
-        for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
-            if (e[k].cell == VL_MSAP_NONE) continue;
-            int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
-            vl_msap_op* op = &ms->ops_tmp[n];
-            op->handle = h, op->entry = (uint16_t)k, op->kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
-            if (move) op->from = ms->held[h], op->to = o->boxes[h], op->local = e[k].local;
-            ms->op_cell[n++] = e[k].cell;
-        }
-        if (r[0] == VL_MSAP_NONE) continue;
-        for (uint32_t cv = r[1]; cv <= r[3]; cv++)
-            for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
-                uint32_t c = cv * ms->cells_n[0] + cu, kept = 0, k;
-                for (k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
-                if (kept) continue;
-                for (k = 0; e[k].cell != VL_MSAP_NONE; k++) {
-                }
-                e[k].cell = c; /* at most 4 kept and 4 entered: a free entry exists */
-                e[k].local = VL_MSAP_NONE;
-                vl_msap_op* op = &ms->ops_tmp[n];
-                op->handle = h, op->entry = (uint16_t)k, op->kind = VL_MSAP_OP_INSERT;
-                ms->op_cell[n++] = c;
-            }
+    for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++)
+            start[(op_cell[j] & ~VL_MSAP_ENTERS) + 1]++;
+    ms->busy_count = 0;
+    for (uint32_t c = 0; c < ms->cell_count; c++) {
+        uint32_t n = start[c + 1];
+        if (!n) continue;
+        ms->busy[ms->busy_count++] = c;
+        /* room for as many members entering as operations (a cell grown and not used is harmless) */
+        vl_status s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + n);
+        if (s != VL_OK) return s;
     }
-    for (uint32_t i = 0; i < n; i++) start[ms->op_cell[i] + 1]++;
     for (uint32_t c = 0; c < ms->cell_count; c++) start[c + 1] += start[c];
     /* start[c] is now the first slot of cell c; place, then shift back by one cell */
-    for (uint32_t i = 0; i < n; i++) ms->ops[start[ms->op_cell[i]]++] = ms->ops_tmp[i];
+    for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++) {
+            uint32_t c = op_cell[j];
+            if (c & VL_MSAP_ENTERS) {
+                c &= ~VL_MSAP_ENTERS;
+                vl_msap_entry* e = ms->ent + (size_t)ms->ops[j].handle * VL_MSAP_ENTRIES + ms->ops[j].entry;
+                e->cell = c, e->local = VL_MSAP_NONE;
+            }
+            ms->order[start[c]++] = j;
+        }
     for (uint32_t c = ms->cell_count; c > 0; c--) start[c] = start[c - 1];
     start[0] = 0;
-    ms->busy_count = 0;
-    for (uint32_t c = 0; c < ms->cell_count; c++)
-        if (start[c + 1] > start[c]) ms->busy[ms->busy_count++] = c;
+    return VL_OK;
 }
 
 /* A candidate's truth: both alive, allowed, overlapping. */
@@ -264,19 +309,20 @@ static inline int msap_truth(const vl_bp_objects* o, uint32_t a, uint32_t b) {
  * cells may run in any order or at once. */
 static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
-    const vl_msap_op* ops = ms->ops + ms->start[c];
+    const uint32_t* order = ms->order + ms->start[c];
     uint32_t n = ms->start[c + 1] - ms->start[c];
     int removed = 0; /* a removal renumbers members: the locals copied into the moves are then stale */
     for (uint32_t kind = 0; kind < 3; kind++)
         for (uint32_t i = 0; i < n; i++) {
-            if (ops[i].kind != kind) continue;
-            vl_msap_entry* e = ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES + ops[i].entry;
+            const vl_msap_op* op = &ms->ops[order[i]];
+            if (op->kind != kind) continue;
+            vl_msap_entry* e = ms->ent + (size_t)op->handle * VL_MSAP_ENTRIES + op->entry;
             if (kind == VL_MSAP_OP_REMOVE)
                 vl_msap_cell_remove(cell, o, ms->ent, e->local), removed = 1;
             else if (kind == VL_MSAP_OP_MOVE)
-                vl_msap_cell_move(cell, o, removed ? e->local : ops[i].local, &ops[i].from, &ops[i].to);
+                vl_msap_cell_move(cell, o, removed ? e->local : op->local, &op->from, &op->to);
             else
-                e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
+                e->local = vl_msap_cell_insert(cell, o, op->handle);
         }
     vl_pair* p = cell->out.pairs;
     for (uint32_t i = 0; i < cell->out.count; i++) {
@@ -285,27 +331,12 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     }
 }
 
-typedef struct msap_cells_task {
-    vl_msap* ms;
-    const vl_bp_objects* o;
-} msap_cells_task;
-
+/* Ranges of the busy cells; each cell writes only its own part, so the result does not depend
+ * on the ranges. */
 static void msap_cells_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
     (void)worker;
-    const msap_cells_task* t = task_ctx;
+    const msap_task* t = task_ctx;
     for (uint32_t i = start; i < end; i++) msap_run_cell(t->ms, t->o, t->ms->busy[i]);
-}
-
-/* Runs every busy cell: on ctx's workers when given (ranges of cells; each cell writes only its
- * own part, so the result does not depend on the ranges), else here. */
-static void msap_run_cells(vl_msap* ms, const vl_bp_objects* o, const vl_context* ctx) {
-    msap_cells_task t = {ms, o};
-    if (!ctx) {
-        msap_cells_range(0, ms->busy_count, 0, &t);
-        return;
-    }
-    uint32_t ranges = 8 * vl_context_worker_count(ctx), min_range = ms->busy_count / ranges;
-    vl_tasks_run(ctx, msap_cells_range, ms->busy_count, min_range ? min_range : 1, &t);
 }
 
 static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ovf_out, &ms->rescan, a, b); }
@@ -313,12 +344,12 @@ static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ov
 /* After the cells: entries of cells left are freed, footprints and the overflow set updated, and
  * the candidates with an overflow end gathered. */
 static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
-    uint32_t ops = ms->start[ms->cell_count];
-    for (uint32_t i = 0; i < ops; i++)
-        if (ms->ops[i].kind == VL_MSAP_OP_REMOVE) {
-            vl_msap_entry* e = ms->ent + (size_t)ms->ops[i].handle * VL_MSAP_ENTRIES + ms->ops[i].entry;
-            e->cell = e->local = VL_MSAP_NONE;
-        }
+    for (uint32_t b = 0; b < msap_blocks(ms); b++)
+        for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++)
+            if (ms->ops[j].kind == VL_MSAP_OP_REMOVE) {
+                vl_msap_entry* e = ms->ent + (size_t)ms->ops[j].handle * VL_MSAP_ENTRIES + ms->ops[j].entry;
+                e->cell = e->local = VL_MSAP_NONE;
+            }
     int had_ovf = ms->ovf_count > 0;
     for (uint32_t i = 0; i < ms->mover_count; i++) {
         uint32_t h = ms->movers[i];
@@ -426,11 +457,12 @@ static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_p
         if (!ms->ready && o->alive) s = msap_layout(ms, bp);
         if (s != VL_OK) return s;
         if (ms->ready) {
-            s = msap_plan(ms, o);
+            s = msap_plan(ms, o, ctx);
+            if (s == VL_OK) s = msap_queue(ms);
             if (s != VL_OK) return s;
             /* from here the cells change: a later failure keeps the candidates for the next commit */
-            msap_queue(ms, o);
-            msap_run_cells(ms, o, ctx);
+            msap_task t = {ms, o};
+            msap_run(ctx, msap_cells_range, ms->busy_count, &t);
             msap_settle(ms, o);
         }
         s = msap_merge(ms, o);
