@@ -305,8 +305,9 @@ static inline int msap_truth(const vl_bp_objects* o, uint32_t a, uint32_t b) {
 }
 
 /* One cell's slice of the queue: removals, moves, insertions; then its candidates take their
- * truth (VL_MSAP_TRUE). Writes only the cell, its members' entries for it and its output list, so
- * cells may run in any order or at once. */
+ * truth (VL_MSAP_TRUE), and those that would not change the pair set are dropped (the pair manager
+ * is only read here, and only when it holds no pending change). Writes only the cell, its members'
+ * entries for it and its output list, so cells may run in any order or at once. */
 static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
     const uint32_t* order = ms->order + ms->start[c];
@@ -325,10 +326,16 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
                 e->local = vl_msap_cell_insert(cell, o, op->handle);
         }
     vl_pair* p = cell->out.pairs;
+    const vl_pair_manager* pm = &ms->pm;
+    int settled = pm->touched_count == 0;
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < cell->out.count; i++) {
-        uint32_t a = p[i].a & ~VL_MSAP_TRUE;
-        p[i].a = a | (msap_truth(o, a, p[i].b) ? VL_MSAP_TRUE : 0u);
+        uint32_t a = p[i].a & ~VL_MSAP_TRUE, b = p[i].b;
+        int truth = msap_truth(o, a, b);
+        if (settled && truth == (vl_pm_find(pm, a, b) != VL_PM_NONE)) continue;
+        p[kept++] = (vl_pair){a | (truth ? VL_MSAP_TRUE : 0u), b};
     }
+    cell->out.count = kept;
 }
 
 /* Ranges of the busy cells; each cell writes only its own part, so the result does not depend
