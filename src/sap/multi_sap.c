@@ -72,7 +72,8 @@ static vl_status msap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t c
     if (s == VL_OK)
         s = vl_array_reserve((void**)&ms->movers, &ms->movers_cap, ms->mover_count, slots + 1, sizeof(uint32_t));
     if (s != VL_OK) return s;
-    for (uint32_t i = 0; i < count; i++) ms->cls[handles[i]] = 0; /* a reused slot starts clean */
+    /* a slot reused after a commit has cls 0; one removed and added back in the same period (a
+     * set_static flip) keeps its state and stays listed once */
     msap_mark(ms, handles, count);
     return VL_OK;
 }
