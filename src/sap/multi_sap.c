@@ -73,7 +73,10 @@ static vl_status msap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t c
         s = vl_array_reserve((void**)&ms->movers, &ms->movers_cap, ms->mover_count, slots + 1, sizeof(uint32_t));
     if (s != VL_OK) return s;
     /* a slot reused after a commit has cls 0; one removed and added back in the same period (a
-     * set_static flip) keeps its state and stays listed once */
+     * set_static flip) keeps its state, stays listed once, and is re-inserted in its cells so that
+     * its pairs are found again under its new flags */
+    for (uint32_t i = 0; i < count; i++)
+        if (ms->cls[handles[i]] & VL_MSAP_MOVED) ms->cls[handles[i]] |= VL_MSAP_READDED;
     msap_mark(ms, handles, count);
     return VL_OK;
 }
@@ -186,11 +189,11 @@ static uint32_t msap_plan_mover(vl_msap* ms, const vl_bp_objects* o, uint32_t i,
     const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
     vl_msap_op* op = ms->ops;
     uint32_t* cell = ms->op_cell;
-    uint32_t used = 0;
+    uint32_t used = 0, readded = ms->cls[h] & VL_MSAP_READDED;
     for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
         if (e[k].cell == VL_MSAP_NONE) continue;
         used |= 1u << k;
-        int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
+        int move = !readded && r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
         cell[n] = e[k].cell;
         op[n].handle = h, op[n].entry = (uint16_t)k, op[n].kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
         if (move) op[n].from = ms->held[h], op[n].to = o->boxes[h], op[n].local = e[k].local;
@@ -202,7 +205,7 @@ static uint32_t msap_plan_mover(vl_msap* ms, const vl_bp_objects* o, uint32_t i,
         for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
             uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
             for (uint32_t j = 0; j < VL_MSAP_ENTRIES; j++) kept |= e[j].cell == c;
-            if (kept) continue;
+            if (kept && !readded) continue;
             while (used >> k & 1u) k++; /* at most 4 kept and 4 entered: a free entry exists */
             used |= 1u << k;
             cell[n] = c | VL_MSAP_ENTERS;
@@ -320,7 +323,7 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
             if (op->kind != kind) continue;
             vl_msap_entry* e = ms->ent + (size_t)op->handle * VL_MSAP_ENTRIES + op->entry;
             if (kind == VL_MSAP_OP_REMOVE)
-                vl_msap_cell_remove(cell, o, ms->ent, e->local), removed = 1;
+                vl_msap_cell_remove(cell, ms->ent, e->local), removed = 1;
             else if (kind == VL_MSAP_OP_MOVE)
                 vl_msap_cell_move(cell, o, removed ? e->local : op->local, &op->from, &op->to);
             else
@@ -477,7 +480,9 @@ static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_p
         if (s != VL_OK) return s;
         for (uint32_t i = 0; i < ms->mover_count; i++) {
             uint32_t h = ms->movers[i];
-            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE) ? (uint8_t)(ms->cls[h] & ~(VL_MSAP_MOVED | VL_MSAP_LEFT_OVF)) : 0;
+            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE)
+                             ? (uint8_t)(ms->cls[h] & ~(VL_MSAP_MOVED | VL_MSAP_LEFT_OVF | VL_MSAP_READDED))
+                             : 0;
         }
         ms->mover_count = 0;
     }

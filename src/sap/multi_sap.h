@@ -31,7 +31,13 @@
 #define VL_MSAP_TRUE 0x80000000u /* on a cell candidate's first slot (slots are below 2^24): it overlaps */
 
 /* Per-slot state bits. */
-enum { VL_MSAP_IN_CELLS = 1u, VL_MSAP_IN_OVF = 2u, VL_MSAP_MOVED = 4u, VL_MSAP_LEFT_OVF = 8u /* this commit */ };
+enum {
+    VL_MSAP_IN_CELLS = 1u,
+    VL_MSAP_IN_OVF = 2u,
+    VL_MSAP_MOVED = 4u,
+    VL_MSAP_LEFT_OVF = 8u, /* this commit */
+    VL_MSAP_READDED = 16u  /* removed and added back since the last commit (set_static): leaves and re-enters its cells */
+};
 
 /* Operations of the commit's queue. */
 enum { VL_MSAP_OP_REMOVE = 0u, VL_MSAP_OP_MOVE = 1u, VL_MSAP_OP_INSERT = 2u };
@@ -132,7 +138,7 @@ void vl_msap_cell_free(vl_msap_cell* c);
 /* Adds handle h (room reserved) and returns its local index; candidates: the members it overlaps. */
 uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h);
 /* Removes local `local`; candidates: the members it overlapped; the last member takes its index. */
-void vl_msap_cell_remove(vl_msap_cell* c, const vl_bp_objects* o, vl_msap_entry* ent, uint32_t local);
+void vl_msap_cell_remove(vl_msap_cell* c, vl_msap_entry* ent, uint32_t local);
 /* Moves local `local` from `from` (what the cell holds) to `to`; candidates: every overlap it toggled. */
 void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t local, const vl_aabb* from,
                        const vl_aabb* to);
