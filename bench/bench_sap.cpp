@@ -4,6 +4,7 @@
 // moves, frame by frame; a plain qsort sort-and-sweep is the box-pruning baseline.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <malloc.h>
 #endif
 #include <sys/resource.h>
+#include <time.h>
 
 #include <volley/volley.h>
 
@@ -139,6 +141,7 @@ struct VolleyEngine {
     vl_broadphase* bp = nullptr;
     std::vector<uint32_t> handles, moving;
     vl_pair_buffer created{}, deleted{};
+    vl_context* ctx = nullptr; // set: the commit runs through vl_broadphase_commit_parallel
     explicit VolleyEngine(vl_broadphase_kind kind) {
         vl_broadphase_desc desc = vl_broadphase_default_desc();
         desc.kind = kind;
@@ -169,7 +172,10 @@ struct VolleyEngine {
     void frame(const Scene& s, int f) {
         vl_broadphase_update(bp, moving.data(), s.path[f].data(), (uint32_t)moving.size());
         created.count = deleted.count = 0;
-        vl_broadphase_commit(bp, &created, &deleted);
+        if (ctx)
+            vl_broadphase_commit_parallel(ctx, bp, &created, &deleted);
+        else
+            vl_broadphase_commit(bp, &created, &deleted);
     }
     uint32_t pairs() const {
         uint32_t n = 0;
@@ -311,6 +317,71 @@ void BM_SapFrameGround(benchmark::State& state) {
     state.counters["pairs"] = engine.pairs();
     state.counters["moving"] = (double)s.moving.size();
     state.SetLabel("flat16384_10pct_ground");
+}
+
+// The multi-SAP's flat-world frame with its commit on a vl_thread_pool of range(0) workers (wall
+// time). A probe around the pool adds each range's thread CPU time to its worker. Counters per
+// frame: serial_us, the caller's CPU time outside ranges (update, plan, queue, merge; its wait in
+// finish included); tasks_us, CPU time in ranges, all workers; path_us, serial_us plus the busiest
+// worker's: the frame on an idle machine. With 1 worker, serial_us / (serial_us + tasks_us) is the
+// serial fraction.
+struct PoolProbe {
+    vl_task_system pool{};
+    vl_task_fn* fn = nullptr;
+    void* task_ctx = nullptr;
+    double busy[VL_MAX_WORKERS] = {};
+};
+PoolProbe g_pool_probe;
+
+double thread_seconds() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void pool_probe_range(uint32_t start, uint32_t end, uint32_t worker, void*) {
+    double t0 = thread_seconds();
+    g_pool_probe.fn(start, end, worker, g_pool_probe.task_ctx);
+    g_pool_probe.busy[worker] += thread_seconds() - t0;
+}
+
+void* pool_probe_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void*) {
+    g_pool_probe.fn = fn, g_pool_probe.task_ctx = task_ctx;
+    return g_pool_probe.pool.enqueue(pool_probe_range, items, min_range, nullptr, g_pool_probe.pool.user_ctx);
+}
+
+void pool_probe_finish(void* handle, void*) { g_pool_probe.pool.finish(handle, g_pool_probe.pool.user_ctx); }
+
+void BM_SapFrameMultiSapPool(benchmark::State& state) {
+    const Scene& s = scene(2);
+    const uint32_t workers = (uint32_t)state.range(0);
+    vl_thread_pool* pool = nullptr;
+    vl_thread_pool_create(workers, &pool);
+    g_pool_probe.pool = vl_thread_pool_task_system(pool);
+    vl_task_system ts = {pool_probe_enqueue, pool_probe_finish, nullptr, workers};
+    VolleyMultiSap engine;
+    vl_context_create(&ts, &engine.ctx);
+    engine.init(s);
+    for (int f = 0; f < kFrames; f++) engine.frame(s, f);
+    double serial = 0, tasks = 0, path = 0;
+    int f = 0;
+    for (auto _ : state) {
+        std::fill(std::begin(g_pool_probe.busy), std::end(g_pool_probe.busy), 0.0);
+        double t0 = thread_seconds();
+        engine.frame(s, f);
+        double caller = thread_seconds() - t0 - g_pool_probe.busy[0], most = 0;
+        for (uint32_t w = 0; w < workers; w++) tasks += g_pool_probe.busy[w], most = std::max(most, g_pool_probe.busy[w]);
+        serial += caller, path += caller + most;
+        f = (f + 1) % kFrames;
+    }
+    double frames = (double)state.iterations() / 1e6;
+    state.counters["serial_us"] = serial / frames;
+    state.counters["tasks_us"] = tasks / frames;
+    state.counters["path_us"] = path / frames;
+    state.counters["pairs"] = engine.pairs();
+    state.SetLabel("flat16384_10pct");
+    vl_context_destroy(engine.ctx);
+    vl_thread_pool_destroy(pool);
 }
 
 // The world does not move at all: what a frame costs when nothing happens.
@@ -559,6 +630,7 @@ BENCHMARK_TEMPLATE(BM_SapFrameParallel, VolleyBoxPruning)
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleySap)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyMultiSap)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyGrid)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SapFrameMultiSapPool)->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SapSleepingFrame)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapInsert, VolleySap)->Arg(16384)->Arg(65536)->Arg(100000)->Unit(benchmark::kMillisecond);
 #ifdef VOLLEY_BENCH_BULLET

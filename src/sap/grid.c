@@ -51,7 +51,9 @@ static void grid_mark(vl_grid* g, const uint32_t* handles, uint32_t count) {
 static vl_status grid_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
     vl_grid* g = bp->impl;
     uint64_t slots = bp->objects.slot_count;
-    vl_status s = vl_array_reserve((void**)&g->cls, &g->cls_cap, g->cls_cap, slots, 1);
+    uint32_t old_cls = g->cls_cap;
+    vl_status s = vl_array_reserve((void**)&g->cls, &g->cls_cap, old_cls, slots, 1);
+    if (s == VL_OK && g->cls_cap > old_cls) memset(g->cls + old_cls, 0, g->cls_cap - old_cls);
     uint32_t old_cell = g->cell_cap;
     if (s == VL_OK) s = vl_array_reserve((void**)&g->cell, &g->cell_cap, old_cell, slots * VL_GRID_CELLS, sizeof(uint32_t));
     if (s == VL_OK && g->cell_cap > old_cell)
@@ -61,7 +63,8 @@ static vl_status grid_add(vl_broadphase* bp, const uint32_t* handles, uint32_t c
     if (s == VL_OK) s = vl_array_reserve((void**)&g->ovf, &g->ovf_cap, g->ovf_count, slots, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&g->movers, &g->movers_cap, g->mover_count, slots + 1, sizeof(uint32_t));
     if (s != VL_OK) return s;
-    for (uint32_t i = 0; i < count; i++) g->cls[handles[i]] = 0;
+    /* a slot reused after a commit has cls 0; one removed and added back in the same period (a
+     * set_static flip) keeps its memberships and stays listed once */
     grid_mark(g, handles, count);
     return VL_OK;
 }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/tasks.h"
 #include "sap/axis.h"
 #include "sap/multi_sap.h"
 
@@ -30,8 +31,10 @@ static void msap_destroy(vl_broadphase* bp) {
     vl_array_free((void**)&ms->new_range, &ms->new_range_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->start, &ms->start_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->ops, &ms->ops_cap, sizeof(vl_msap_op));
-    vl_array_free((void**)&ms->ops_tmp, &ms->ops_tmp_cap, sizeof(vl_msap_op));
     vl_array_free((void**)&ms->op_cell, &ms->op_cell_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->block_ops, &ms->block_ops_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->order, &ms->order_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->busy, &ms->busy_cap, sizeof(uint32_t));
     vl_pair_buffer_free(&ms->ovf_out);
     vl_pm_free(&ms->pm);
     vl_mem_free(ms, sizeof *ms);
@@ -69,7 +72,11 @@ static vl_status msap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t c
     if (s == VL_OK)
         s = vl_array_reserve((void**)&ms->movers, &ms->movers_cap, ms->mover_count, slots + 1, sizeof(uint32_t));
     if (s != VL_OK) return s;
-    for (uint32_t i = 0; i < count; i++) ms->cls[handles[i]] = 0; /* a reused slot starts clean */
+    /* a slot reused after a commit has cls 0; one removed and added back in the same period (a
+     * set_static flip) keeps its state, stays listed once, and is re-inserted in its cells so that
+     * its pairs are found again under its new flags */
+    for (uint32_t i = 0; i < count; i++)
+        if (ms->cls[handles[i]] & VL_MSAP_MOVED) ms->cls[handles[i]] |= VL_MSAP_READDED;
     msap_mark(ms, handles, count);
     return VL_OK;
 }
@@ -171,100 +178,176 @@ static inline uint32_t in_range(const vl_msap* ms, const uint32_t* r, uint32_t c
     return cu >= r[0] && cu <= r[2] && cv >= r[1] && cv <= r[3] ? 1u : 0u;
 }
 
-/* The movers' new footprints (VL_MSAP_NONE in new_range[4i] for dead or overflowing ones), and
- * room for the members entering each cell (counted in `start`). Changes nothing but scratch and
- * capacities. */
-static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o) {
-    uint32_t m = ms->mover_count;
+/* Mover i's new footprint (VL_MSAP_NONE in new_range[4i] when dead or overflowing) and its
+ * operations, one per entry used, appended at ops[n] (returns the new n): remove from a cell left,
+ * move in a cell kept, insert into a cell entered (at a free entry, claimed by msap_queue). Reads
+ * only shared state. */
+static uint32_t msap_plan_mover(vl_msap* ms, const vl_bp_objects* o, uint32_t i, uint32_t n) {
+    uint32_t h = ms->movers[i], *r = ms->new_range + 4ull * i;
+    r[0] = VL_MSAP_NONE;
+    if ((o->flags[h] & VL_OBJ_ALIVE) && !vl_msap_footprint(ms, &o->boxes[h], r)) r[0] = VL_MSAP_NONE;
+    const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
+    vl_msap_op* op = ms->ops;
+    uint32_t* cell = ms->op_cell;
+    uint32_t used = 0, readded = ms->cls[h] & VL_MSAP_READDED;
+    for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
+        if (e[k].cell == VL_MSAP_NONE) continue;
+        used |= 1u << k;
+        int move = !readded && r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
+        cell[n] = e[k].cell;
+        op[n].handle = h, op[n].entry = (uint16_t)k, op[n].kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
+        if (move) op[n].from = ms->held[h], op[n].to = o->boxes[h], op[n].local = e[k].local;
+        n++;
+    }
+    if (r[0] == VL_MSAP_NONE) return n;
+    uint32_t k = 0;
+    for (uint32_t cv = r[1]; cv <= r[3]; cv++)
+        for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
+            uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
+            for (uint32_t j = 0; j < VL_MSAP_ENTRIES; j++) kept |= e[j].cell == c;
+            if (kept && !readded) continue;
+            while (used >> k & 1u) k++; /* at most 4 kept and 4 entered: a free entry exists */
+            used |= 1u << k;
+            cell[n] = c | VL_MSAP_ENTERS;
+            op[n].handle = h, op[n].entry = (uint16_t)k, op[n].kind = VL_MSAP_OP_INSERT;
+            n++;
+        }
+    return n;
+}
+
+typedef struct msap_task {
+    vl_msap* ms;
+    const vl_bp_objects* o;
+} msap_task;
+
+/* First operation of block b. */
+static inline uint32_t block_base(uint32_t b) { return b * VL_MSAP_ENTRIES * VL_MSAP_MOVER_BLOCK; }
+
+static void msap_plan_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
+    (void)worker;
+    const msap_task* t = task_ctx;
+    uint32_t m = t->ms->mover_count;
+    for (uint32_t b = start; b < end; b++) {
+        uint32_t first = b * VL_MSAP_MOVER_BLOCK, last = m - first < VL_MSAP_MOVER_BLOCK ? m : first + VL_MSAP_MOVER_BLOCK;
+        uint32_t n = block_base(b);
+        for (uint32_t i = first; i < last; i++) n = msap_plan_mover(t->ms, t->o, i, n);
+        t->ms->block_ops[b] = n - block_base(b);
+    }
+}
+
+/* Runs fn over items on ctx's workers when given, else here. */
+static void msap_run(const vl_context* ctx, vl_task_fn* fn, uint32_t items, msap_task* t) {
+    if (!ctx) {
+        fn(0, items, 0, t);
+        return;
+    }
+    uint32_t min_range = items / (8 * vl_context_worker_count(ctx));
+    vl_tasks_run(ctx, fn, items, min_range ? min_range : 1, t);
+}
+
+static uint32_t msap_blocks(const vl_msap* ms) { return (ms->mover_count + VL_MSAP_MOVER_BLOCK - 1) / VL_MSAP_MOVER_BLOCK; }
+
+/* The movers' footprints and operations (msap_plan_mover, in blocks of movers). Changes nothing
+ * but scratch and capacities. */
+static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, const vl_context* ctx) {
+    uint32_t m = ms->mover_count, blocks = msap_blocks(ms);
+    uint64_t slots = (uint64_t)block_base(blocks) + 1;
     vl_status s = vl_array_reserve((void**)&ms->new_range, &ms->new_range_cap, 0, 4ull * m + 4, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->start, &ms->start_cap, 0, ms->cell_count + 1ull, sizeof(uint32_t));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops_tmp, &ms->ops_tmp_cap, 0, 8ull * m + 1, sizeof(vl_msap_op));
-    if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, 8ull * m + 1, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, slots, sizeof(vl_msap_op));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, slots, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->block_ops, &ms->block_ops_cap, 0, blocks + 1ull, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->order, &ms->order_cap, 0, 8ull * m + 1, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->busy, &ms->busy_cap, 0, ms->cell_count, sizeof(uint32_t));
     if (s != VL_OK) return s;
-    uint32_t* start = ms->start;
-    memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
-    for (uint32_t i = 0; i < m; i++) {
-        uint32_t h = ms->movers[i], *r = ms->new_range + 4ull * i;
-        r[0] = VL_MSAP_NONE;
-        if ((o->flags[h] & VL_OBJ_ALIVE) && !vl_msap_footprint(ms, &o->boxes[h], r)) r[0] = VL_MSAP_NONE;
-        const vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
-        if (r[0] == VL_MSAP_NONE) continue;
-        for (uint32_t cv = r[1]; cv <= r[3]; cv++)
-            for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
-                uint32_t c = cv * ms->cells_n[0] + cu, kept = 0;
-                for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
-                start[c] += !kept;
-            }
-    }
-    /* room for the members entering each cell (a cell grown and then not used is harmless) */
-    for (uint32_t c = 0; c < ms->cell_count; c++)
-        if (start[c]) {
-            s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + start[c]);
-            if (s != VL_OK) return s;
-        }
+    msap_task t = {ms, o};
+    msap_run(ctx, msap_plan_range, blocks, &t);
     return VL_OK;
 }
 
-/* Writes the operations, grouped by cell (a counting sort), and claims an entry for every cell
- * entered. Cannot fail. */
-static void msap_queue(vl_msap* ms, const vl_bp_objects* o) {
+/* Groups the operations by cell (a counting sort of their indices into `order`), reserves room in
+ * every cell for its operations, then claims the entries of the cells entered. On failure (a
+ * reservation) nothing visible changed. */
+static vl_status msap_queue(vl_msap* ms) {
     uint32_t* start = ms->start;
+    const uint32_t* op_cell = ms->op_cell;
+    uint32_t blocks = msap_blocks(ms);
     memset(start, 0, (ms->cell_count + 1ull) * sizeof *start);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < ms->mover_count; i++) {
-        uint32_t h = ms->movers[i];
-        const uint32_t* r = ms->new_range + 4ull * i;
-        vl_msap_entry* e = ms->ent + (size_t)h * VL_MSAP_ENTRIES;
-        for (uint32_t k = 0; k < VL_MSAP_ENTRIES; k++) {
-            if (e[k].cell == VL_MSAP_NONE) continue;
-            int move = r[0] != VL_MSAP_NONE && in_range(ms, r, e[k].cell);
-            vl_msap_op* op = &ms->ops_tmp[n];
-            op->handle = h, op->entry = (uint16_t)k, op->kind = move ? VL_MSAP_OP_MOVE : VL_MSAP_OP_REMOVE;
-            if (move) op->from = ms->held[h], op->to = o->boxes[h], op->local = e[k].local;
-            ms->op_cell[n++] = e[k].cell;
-        }
-        if (r[0] == VL_MSAP_NONE) continue;
-        for (uint32_t cv = r[1]; cv <= r[3]; cv++)
-            for (uint32_t cu = r[0]; cu <= r[2]; cu++) {
-                uint32_t c = cv * ms->cells_n[0] + cu, kept = 0, k;
-                for (k = 0; k < VL_MSAP_ENTRIES; k++) kept |= e[k].cell == c;
-                if (kept) continue;
-                for (k = 0; e[k].cell != VL_MSAP_NONE; k++) {
-                }
-                e[k].cell = c; /* at most 4 kept and 4 entered: a free entry exists */
-                e[k].local = VL_MSAP_NONE;
-                vl_msap_op* op = &ms->ops_tmp[n];
-                op->handle = h, op->entry = (uint16_t)k, op->kind = VL_MSAP_OP_INSERT;
-                ms->op_cell[n++] = c;
-            }
+    for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++)
+            start[(op_cell[j] & ~VL_MSAP_ENTERS) + 1]++;
+    ms->busy_count = 0;
+    for (uint32_t c = 0; c < ms->cell_count; c++) {
+        uint32_t n = start[c + 1];
+        if (!n) continue;
+        ms->busy[ms->busy_count++] = c;
+        /* room for as many members entering as operations (a cell grown and not used is harmless) */
+        vl_status s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + n);
+        if (s != VL_OK) return s;
     }
-    for (uint32_t i = 0; i < n; i++) start[ms->op_cell[i] + 1]++;
     for (uint32_t c = 0; c < ms->cell_count; c++) start[c + 1] += start[c];
     /* start[c] is now the first slot of cell c; place, then shift back by one cell */
-    for (uint32_t i = 0; i < n; i++) ms->ops[start[ms->op_cell[i]]++] = ms->ops_tmp[i];
+    for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++) {
+            uint32_t c = op_cell[j];
+            if (c & VL_MSAP_ENTERS) {
+                c &= ~VL_MSAP_ENTERS;
+                vl_msap_entry* e = ms->ent + (size_t)ms->ops[j].handle * VL_MSAP_ENTRIES + ms->ops[j].entry;
+                e->cell = c, e->local = VL_MSAP_NONE;
+            }
+            ms->order[start[c]++] = j;
+        }
     for (uint32_t c = ms->cell_count; c > 0; c--) start[c] = start[c - 1];
     start[0] = 0;
+    return VL_OK;
 }
 
-/* One cell's slice of the queue: removals, moves, insertions. Writes only the cell, its members'
+/* A candidate's truth: both alive, allowed, overlapping. */
+static inline int msap_truth(const vl_bp_objects* o, uint32_t a, uint32_t b) {
+    return (o->flags[a] & o->flags[b] & VL_OBJ_ALIVE) && vl_bp_may_pair(o, a, b) &&
+           vl_aabb_overlap(&o->boxes[a], &o->boxes[b]);
+}
+
+/* One cell's slice of the queue: removals, moves, insertions; then its candidates take their
+ * truth (VL_MSAP_TRUE), and those that would not change the pair set are dropped (the pair manager
+ * is only read here, and only when it holds no pending change). Writes only the cell, its members'
  * entries for it and its output list, so cells may run in any order or at once. */
 static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     vl_msap_cell* cell = &ms->cells[c];
-    const vl_msap_op* ops = ms->ops + ms->start[c];
+    const uint32_t* order = ms->order + ms->start[c];
     uint32_t n = ms->start[c + 1] - ms->start[c];
     int removed = 0; /* a removal renumbers members: the locals copied into the moves are then stale */
     for (uint32_t kind = 0; kind < 3; kind++)
         for (uint32_t i = 0; i < n; i++) {
-            if (ops[i].kind != kind) continue;
-            vl_msap_entry* e = ms->ent + (size_t)ops[i].handle * VL_MSAP_ENTRIES + ops[i].entry;
+            const vl_msap_op* op = &ms->ops[order[i]];
+            if (op->kind != kind) continue;
+            vl_msap_entry* e = ms->ent + (size_t)op->handle * VL_MSAP_ENTRIES + op->entry;
             if (kind == VL_MSAP_OP_REMOVE)
-                vl_msap_cell_remove(cell, o, ms->ent, e->local), removed = 1;
+                vl_msap_cell_remove(cell, ms->ent, e->local), removed = 1;
             else if (kind == VL_MSAP_OP_MOVE)
-                vl_msap_cell_move(cell, o, removed ? e->local : ops[i].local, &ops[i].from, &ops[i].to);
+                vl_msap_cell_move(cell, o, removed ? e->local : op->local, &op->from, &op->to);
             else
-                e->local = vl_msap_cell_insert(cell, o, ops[i].handle);
+                e->local = vl_msap_cell_insert(cell, o, op->handle);
         }
+    vl_pair* p = cell->out.pairs;
+    const vl_pair_manager* pm = &ms->pm;
+    int settled = pm->touched_count == 0;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < cell->out.count; i++) {
+        uint32_t a = p[i].a & ~VL_MSAP_TRUE, b = p[i].b;
+        int truth = msap_truth(o, a, b);
+        if (settled && truth == (vl_pm_find(pm, a, b) != VL_PM_NONE)) continue;
+        p[kept++] = (vl_pair){a | (truth ? VL_MSAP_TRUE : 0u), b};
+    }
+    cell->out.count = kept;
+}
+
+/* Ranges of the busy cells; each cell writes only its own part, so the result does not depend
+ * on the ranges. */
+static void msap_cells_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
+    (void)worker;
+    const msap_task* t = task_ctx;
+    for (uint32_t i = start; i < end; i++) msap_run_cell(t->ms, t->o, t->ms->busy[i]);
 }
 
 static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ovf_out, &ms->rescan, a, b); }
@@ -272,12 +355,12 @@ static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ov
 /* After the cells: entries of cells left are freed, footprints and the overflow set updated, and
  * the candidates with an overflow end gathered. */
 static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
-    uint32_t ops = ms->start[ms->cell_count];
-    for (uint32_t i = 0; i < ops; i++)
-        if (ms->ops[i].kind == VL_MSAP_OP_REMOVE) {
-            vl_msap_entry* e = ms->ent + (size_t)ms->ops[i].handle * VL_MSAP_ENTRIES + ms->ops[i].entry;
-            e->cell = e->local = VL_MSAP_NONE;
-        }
+    for (uint32_t b = 0; b < msap_blocks(ms); b++)
+        for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++)
+            if (ms->ops[j].kind == VL_MSAP_OP_REMOVE) {
+                vl_msap_entry* e = ms->ent + (size_t)ms->ops[j].handle * VL_MSAP_ENTRIES + ms->ops[j].entry;
+                e->cell = e->local = VL_MSAP_NONE;
+            }
     int had_ovf = ms->ovf_count > 0;
     for (uint32_t i = 0; i < ms->mover_count; i++) {
         uint32_t h = ms->movers[i];
@@ -323,17 +406,20 @@ static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
     }
 }
 
-/* A candidate takes the truth: both alive, allowed, overlapping. */
-static inline void msap_eval(vl_pair_manager* pm, const vl_bp_objects* o, uint32_t a, uint32_t b) {
-    if ((o->flags[a] & o->flags[b] & VL_OBJ_ALIVE) && vl_bp_may_pair(o, a, b) &&
-        vl_aabb_overlap(&o->boxes[a], &o->boxes[b]))
+/* A candidate takes the truth. */
+static inline void msap_set(vl_pair_manager* pm, uint32_t a, uint32_t b, int truth) {
+    if (truth)
         vl_pm_add(pm, a, b); /* room reserved */
     else
         vl_pm_remove(pm, a, b);
 }
 
+static inline void msap_eval(vl_pair_manager* pm, const vl_bp_objects* o, uint32_t a, uint32_t b) {
+    msap_set(pm, a, b, msap_truth(o, a, b));
+}
+
 /* Applies every candidate to the pair manager, in cell order. On failure (the pair manager's
- * room) nothing is applied and the candidates stay for the next commit. */
+ * room) nothing is applied, and the next commit rescans (the truths found now may be stale then). */
 static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     uint64_t total = ms->ovf_out.count;
     for (uint32_t c = 0; c < ms->cell_count; c++) {
@@ -342,7 +428,10 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     }
     if (ms->rescan) total = vl_msap_all_pairs(ms, o, NULL);
     vl_status s = vl_pm_reserve(&ms->pm, total);
-    if (s != VL_OK) return s;
+    if (s != VL_OK) {
+        ms->rescan = 1;
+        return s;
+    }
     vl_pair_manager* pm = &ms->pm;
     if (ms->rescan) {
         for (uint32_t i = 0; i < pm->count; i++) msap_eval(pm, o, pm->pairs[i].a, pm->pairs[i].b);
@@ -350,7 +439,10 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     } else {
         for (uint32_t c = 0; c < ms->cell_count; c++) {
             const vl_pair_buffer* out = &ms->cells[c].out;
-            for (uint32_t i = 0; i < out->count; i++) msap_eval(pm, o, out->pairs[i].a, out->pairs[i].b);
+            for (uint32_t i = 0; i < out->count; i++) {
+                uint32_t a = out->pairs[i].a;
+                msap_set(pm, a & ~VL_MSAP_TRUE, out->pairs[i].b, (a & VL_MSAP_TRUE) != 0);
+            }
         }
         for (uint32_t i = 0; i < ms->ovf_out.count; i++) msap_eval(pm, o, ms->ovf_out.pairs[i].a, ms->ovf_out.pairs[i].b);
         if (ms->scan_pm) /* pairs with a moved end and an overflow end, now or before this commit */
@@ -366,7 +458,9 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     return VL_OK;
 }
 
-static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+/* The commit; ctx NULL runs the cells here. */
+static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_pair_buffer* created,
+                                  vl_pair_buffer* deleted) {
     vl_msap* ms = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     if (ms->mover_count) {
@@ -374,23 +468,34 @@ static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair
         if (!ms->ready && o->alive) s = msap_layout(ms, bp);
         if (s != VL_OK) return s;
         if (ms->ready) {
-            s = msap_plan(ms, o);
+            s = msap_plan(ms, o, ctx);
+            if (s == VL_OK) s = msap_queue(ms);
             if (s != VL_OK) return s;
             /* from here the cells change: a later failure keeps the candidates for the next commit */
-            msap_queue(ms, o);
-            for (uint32_t c = 0; c < ms->cell_count; c++)
-                if (ms->start[c + 1] > ms->start[c]) msap_run_cell(ms, o, c);
+            msap_task t = {ms, o};
+            msap_run(ctx, msap_cells_range, ms->busy_count, &t);
             msap_settle(ms, o);
         }
         s = msap_merge(ms, o);
         if (s != VL_OK) return s;
         for (uint32_t i = 0; i < ms->mover_count; i++) {
             uint32_t h = ms->movers[i];
-            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE) ? (uint8_t)(ms->cls[h] & ~(VL_MSAP_MOVED | VL_MSAP_LEFT_OVF)) : 0;
+            ms->cls[h] = (o->flags[h] & VL_OBJ_ALIVE)
+                             ? (uint8_t)(ms->cls[h] & ~(VL_MSAP_MOVED | VL_MSAP_LEFT_OVF | VL_MSAP_READDED))
+                             : 0;
         }
         ms->mover_count = 0;
     }
     return vl_pm_commit(&ms->pm, created, deleted);
+}
+
+static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    return msap_commit_with(bp, NULL, created, deleted);
+}
+
+static vl_status msap_commit_parallel(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
+                                      vl_pair_buffer* deleted) {
+    return msap_commit_with(bp, ctx, created, deleted);
 }
 
 static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
@@ -400,5 +505,6 @@ static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 const vl_broadphase_ops vl_msap_ops = {
-    msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate, NULL,
+    msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate,
+    msap_commit_parallel,
 };

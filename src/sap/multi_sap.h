@@ -26,9 +26,18 @@
 #define VL_MSAP_MAX_AXIS 256u    /* cells along a ground axis */
 #define VL_MSAP_TARGET_MEMBERS 64.0 /* objects per cell when the layout is chosen from the boxes */
 #define VL_MSAP_NONE 0xFFFFFFFFu
+#define VL_MSAP_ENTERS 0x80000000u /* on an operation's cell (cells are below 2^16): an insertion */
+#define VL_MSAP_MOVER_BLOCK 256u /* movers planned per task */
+#define VL_MSAP_TRUE 0x80000000u /* on a cell candidate's first slot (slots are below 2^24): it overlaps */
 
 /* Per-slot state bits. */
-enum { VL_MSAP_IN_CELLS = 1u, VL_MSAP_IN_OVF = 2u, VL_MSAP_MOVED = 4u, VL_MSAP_LEFT_OVF = 8u /* this commit */ };
+enum {
+    VL_MSAP_IN_CELLS = 1u,
+    VL_MSAP_IN_OVF = 2u,
+    VL_MSAP_MOVED = 4u,
+    VL_MSAP_LEFT_OVF = 8u, /* this commit */
+    VL_MSAP_READDED = 16u  /* removed and added back since the last commit (set_static): leaves and re-enters its cells */
+};
 
 /* Operations of the commit's queue. */
 enum { VL_MSAP_OP_REMOVE = 0u, VL_MSAP_OP_MOVE = 1u, VL_MSAP_OP_INSERT = 2u };
@@ -42,7 +51,7 @@ typedef struct vl_msap_op {
     uint16_t entry; /* index in the object's entries */
     uint16_t kind;  /* VL_MSAP_OP_* */
     uint32_t local; /* a move: the object's local index in the cell when the queue was built */
-    vl_aabb from, to; /* a move: the box the cells hold and the new one, read once, in mover order */
+    vl_aabb from, to; /* a move: the box the cells hold and the new one */
 } vl_msap_op;
 
 /* One cell: a SAP over local indices 0..n-1 (the layout of sap.h, with local owners). */
@@ -53,7 +62,7 @@ typedef struct vl_msap_cell {
     uint32_t ep_cap[3], pos_cap, id_cap;
     uint32_t n;
     uint32_t index; /* of this cell in the grid */
-    vl_pair_buffer out; /* candidate pairs found by this cell's operations */
+    vl_pair_buffer out; /* candidate pairs found by this cell's operations, VL_MSAP_TRUE when they overlap */
     int lost;           /* a candidate could not be stored: the merge rescans everything */
 } vl_msap_cell;
 
@@ -83,9 +92,14 @@ typedef struct vl_msap {
     /* commit scratch */
     uint32_t* new_range; /* 4 per mover */
     uint32_t* start;     /* cell_count + 1 queue offsets */
-    vl_msap_op *ops, *ops_tmp;
-    uint32_t* op_cell;
-    uint32_t new_range_cap, start_cap, ops_cap, ops_tmp_cap, op_cell_cap;
+    /* the operations of each block of VL_MSAP_MOVER_BLOCK movers, in mover order, from
+     * ops[block * VL_MSAP_ENTRIES * VL_MSAP_MOVER_BLOCK], block_ops[block] of them */
+    vl_msap_op* ops;
+    uint32_t* op_cell; /* the cell of each, VL_MSAP_ENTERS on an insertion */
+    uint32_t* block_ops;
+    uint32_t* order;   /* the operations' indices grouped by cell, in mover order within a cell */
+    uint32_t* busy;    /* the cells with operations, in cell order */
+    uint32_t new_range_cap, start_cap, ops_cap, op_cell_cap, block_ops_cap, order_cap, busy_cap, busy_count;
     int rescan;    /* a candidate was lost: the merge checks every pair */
     int scan_pm;   /* overflow objects moved or were met: the merge checks the movers' pairs */
 } vl_msap;
@@ -124,7 +138,7 @@ void vl_msap_cell_free(vl_msap_cell* c);
 /* Adds handle h (room reserved) and returns its local index; candidates: the members it overlaps. */
 uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h);
 /* Removes local `local`; candidates: the members it overlapped; the last member takes its index. */
-void vl_msap_cell_remove(vl_msap_cell* c, const vl_bp_objects* o, vl_msap_entry* ent, uint32_t local);
+void vl_msap_cell_remove(vl_msap_cell* c, vl_msap_entry* ent, uint32_t local);
 /* Moves local `local` from `from` (what the cell holds) to `to`; candidates: every overlap it toggled. */
 void vl_msap_cell_move(vl_msap_cell* c, const vl_bp_objects* o, uint32_t local, const vl_aabb* from,
                        const vl_aabb* to);

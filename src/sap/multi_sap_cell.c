@@ -33,12 +33,12 @@ static inline int cell_overlap3(const uint32_t* pos, uint32_t a, uint32_t b) {
     return pa[0] < pb[1] && pb[0] < pa[1] && pa[2] < pb[3] && pb[2] < pa[3] && pa[4] < pb[5] && pb[4] < pa[5];
 }
 
-/* Candidates of local q: every other member it overlaps (by indices), unless both are static. */
-static void cell_push_overlaps(vl_msap_cell* c, const vl_bp_objects* o, uint32_t q) {
+/* Candidates of local q: every other member it overlaps (by indices), both static too (a
+ * set_static flip re-inserts an object, and its pairs with statics must go). */
+static void cell_push_overlaps(vl_msap_cell* c, uint32_t q) {
     uint32_t h = c->id[q];
     for (uint32_t j = 0; j < c->n; j++)
-        if (j != q && cell_overlap3(c->pos, q, j) && vl_bp_may_pair(o, h, c->id[j]))
-            vl_msap_push(&c->out, &c->lost, h, c->id[j]);
+        if (j != q && cell_overlap3(c->pos, q, j)) vl_msap_push(&c->out, &c->lost, h, c->id[j]);
 }
 
 /* First index of e[1..hi] whose endpoint is above m (e[hi] is the high sentinel). */
@@ -72,12 +72,12 @@ uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h
     }
     c->id[q] = h;
     c->n++;
-    cell_push_overlaps(c, o, q);
+    cell_push_overlaps(c, q);
     return q;
 }
 
-void vl_msap_cell_remove(vl_msap_cell* c, const vl_bp_objects* o, vl_msap_entry* ent, uint32_t q) {
-    cell_push_overlaps(c, o, q);
+void vl_msap_cell_remove(vl_msap_cell* c, vl_msap_entry* ent, uint32_t q) {
+    cell_push_overlaps(c, q);
     uint32_t end = 2 * c->n + 1;
     for (int a = 0; a < 3; a++) {
         vl_endpoint* e = c->ep[a];

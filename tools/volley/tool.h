@@ -100,8 +100,8 @@ extern const tool_broadphase_kind tool_broadphase_kinds[];
 extern const uint32_t tool_broadphase_kind_count;
 
 /* count random boxes (a cube, or a flat slab), moving_percent of them drifting each frame: the
- * microseconds per frame (update + commit with created/deleted lists) over `frames` frames and
- * the pairs at the end. 0 on success. */
+ * microseconds of the median frame (update + commit with created/deleted lists) of `frames` frames
+ * and the pairs at the end. 0 on success. */
 int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving_percent, int flat, uint32_t frames,
                         double* us_per_frame, uint32_t* pairs);
 
