@@ -1,8 +1,11 @@
 /* The default job system: worker_count - 1 threads that wait for a task (spinning a little, then
  * asleep on a condition variable) and claim its ranges from a shared counter; the thread in finish
  * claims them too, then waits for the others the same way. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "core/tasks.h"
@@ -31,9 +34,17 @@ struct vl_thread_pool {
     atomic_uint next; /* the first item not yet claimed */
 };
 
-/* Polls of a flag before a thread sleeps: a game's batches come back to back, and a sleeping
- * thread takes tens of microseconds to wake, as long as a block of rays takes to trace. */
-#define VL_POOL_SPINS 4096
+/* How long a thread polls a flag before it sleeps: a frame's calls come back to back with serial
+ * work between them (a broadphase's updates, then its commit), and a sleeping thread takes tens
+ * of microseconds to wake, as long as a block of rays takes to trace. A count of pauses would
+ * not do: one pause is 1.5 to 25 ns depending on the CPU. */
+#define VL_POOL_SPIN_NS 1000000u
+
+static inline uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static inline void pool_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -59,9 +70,9 @@ static void* thread_main(void* arg) {
     struct vl_thread_pool* p = self->pool;
     unsigned seen = 0;
     for (;;) {
-        for (int i = 0; i < VL_POOL_SPINS && atomic_load_explicit(&p->generation, memory_order_acquire) == seen &&
-                        !atomic_load_explicit(&p->quit, memory_order_relaxed);
-             i++)
+        for (uint64_t end = now_ns() + VL_POOL_SPIN_NS;
+             atomic_load_explicit(&p->generation, memory_order_acquire) == seen &&
+             !atomic_load_explicit(&p->quit, memory_order_relaxed) && now_ns() < end;)
             pool_pause();
         pthread_mutex_lock(&p->lock);
         while (!atomic_load_explicit(&p->quit, memory_order_relaxed) &&
@@ -102,7 +113,9 @@ static void pool_finish(void* handle, void* user_ctx) {
     (void)user_ctx;
     struct vl_thread_pool* p = handle;
     run_ranges(p, 0);
-    for (int i = 0; i < VL_POOL_SPINS && atomic_load_explicit(&p->running, memory_order_acquire); i++) pool_pause();
+    for (uint64_t end = now_ns() + VL_POOL_SPIN_NS; atomic_load_explicit(&p->running, memory_order_acquire) &&
+                                                    now_ns() < end;)
+        pool_pause();
     pthread_mutex_lock(&p->lock);
     while (atomic_load_explicit(&p->running, memory_order_acquire)) pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);
