@@ -42,7 +42,8 @@ static inline int oracle_query_sphere_valid(const vl_sphere* q) {
     return isfinite(q->radius) && q->radius >= 0.0f;
 }
 
-/* Separating axis test in double on the 13 axes; gaps relative to s |L|_1. */
+/* Separating axis test in double on the 13 axes; gaps relative to s |L|_1, then classified as
+ * distances (times s) so that the absolute floor applies. */
 static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
     double s = 1e-300, lo[3], hi[3], gap = -INFINITY;
     for (int i = 0; i < 3; i++)
@@ -52,7 +53,7 @@ static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
         hi[a] = fmax(v[0][a], fmax(v[1][a], v[2][a]));
         gap = fmax(gap, fmax(lo[a] - (double)q->max[a], (double)q->min[a] - hi[a]) / s);
     }
-    if (gap > ORACLE_TOUCH) return gap > ORACLE_APART ? 0 : -1;
+    if (gap > ORACLE_TOUCH) return oracle_classify(gap * s, s);
     double c[3], h[3], d[3][3];
     for (int a = 0; a < 3; a++) {
         double bmin = fmax(q->min[a], lo[a]), bmax = fmin(q->max[a], hi[a]);
@@ -87,7 +88,7 @@ static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
         double r = fabs(L[0]) * h[0] + fabs(L[1]) * h[1] + fabs(L[2]) * h[2];
         gap = fmax(gap, fmax(pmin - r, -pmax - r) / (l1 * s));
     }
-    return oracle_classify(gap, 1.0);
+    return oracle_classify(gap * s, s); /* gap is relative to s: the floor is absolute */
 }
 
 /* Distance from the origin to segment p + t e, t in [0, 1]. */

@@ -165,7 +165,8 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * rounded to float once), the reported t satisfies T - tol <= t <= T (never later), where
  * tol = VL_SWEEP_TOLERANCE * (S + |dir| T) / |dir| and S is the largest magnitude of any coordinate
  * of the moving shape's start (centre +- radius, box corners) and of the primitive. Near misses
- * and near hits closer than that (grazing) may go either way.
+ * and near hits closer than that (grazing) may go either way, and so may a contact whose point
+ * lies past float range (|centre| + |dir| T beyond FLT_MAX on some axis).
  * hit: t, prim; u and v are the barycentric coordinates (weights of the second and third
  * vertices) of the contact point on a triangle, 0 for boxes. A miss is prim = VL_NO_HIT,
  * t = INFINITY.
