@@ -416,6 +416,47 @@ static void locked_free(void* ptr, size_t size, size_t alignment, void* user) {
     pthread_mutex_unlock(&g_hooks_lock);
 }
 
+static long allocs_so_far(const test_alloc_hooks* h) {
+    pthread_mutex_lock(&g_hooks_lock);
+    long n = h->allocs;
+    pthread_mutex_unlock(&g_hooks_lock);
+    return n;
+}
+
+/* Calls of a parallel entry point on ctx, pairs (if any) into out. */
+typedef void context_calls(vl_context* ctx, vl_pair_buffer* out, void* arg);
+
+/* Runs calls three rounds on a 3-worker context over the toy threads and over the default pool,
+ * behind the locked counting hooks: nothing allocated after the first round (which must allocate
+ * when first_grows: the context's scratch), everything returned at the end. */
+static void check_allocates_once(const char* what, context_calls* calls, void* arg, int first_grows) {
+    for (int sys = 0; sys < 2; sys++) {
+        test_alloc_hooks h;
+        test_alloc_begin(&h);
+        vl_allocator locked = {locked_alloc, locked_free, &h};
+        vl_set_allocator(&locked);
+        toy_system toy;
+        vl_thread_pool* pool;
+        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
+        vl_pair_buffer out = {0};
+        for (int round = 0; round < 3; round++) {
+            long before = allocs_so_far(&h);
+            out.count = 0;
+            calls(ctx, &out, arg);
+            long made = allocs_so_far(&h) - before;
+            if (round > 0)
+                CHECK(made == 0, "%s: %ld allocations in %s after the first round", k_sys_names[sys], made, what);
+            else if (first_grows)
+                CHECK(made > 0, "%s: the first round grows the context", what);
+        }
+        vl_pair_buffer_free(&out);
+        vl_context_destroy(ctx);
+        vl_thread_pool_destroy(pool);
+        test_alloc_end(&h);
+        CHECK(h.bytes == 0 && h.misaligned == 0, "%s: all returned", what);
+    }
+}
+
 /* Every allocation of a parallel build failing in turn: VL_ERR_OUT_OF_MEMORY, nothing leaked,
  * *out untouched; then a build that succeeds matches the serial tree. */
 static void check_build_out_of_memory(const scene_mesh* m) {
@@ -453,6 +494,26 @@ static void check_build_out_of_memory(const scene_mesh* m) {
     vl_bvh_destroy(serial);
 }
 
+/* The sweeps and overlaps of check_query_memory, n of each. */
+typedef struct query_sets {
+    const vl_bvh* bvh;
+    const vl_sphere_sweep* ss;
+    const vl_box_sweep* bs;
+    const vl_aabb* qb;
+    const vl_sphere* qs;
+    uint32_t n;
+    vl_hit* hits;
+    vl_contact* contacts;
+} query_sets;
+
+static void run_query_sets(vl_context* ctx, vl_pair_buffer* out, void* arg) {
+    const query_sets* q = arg;
+    vl_bvh_sweep_spheres_parallel(ctx, q->bvh, q->ss, q->n, 0, q->hits, q->contacts);
+    vl_bvh_sweep_boxes_parallel(ctx, q->bvh, q->bs, q->n, VL_RAY_ANY, q->hits, NULL);
+    vl_bvh_overlap_boxes_parallel(ctx, q->bvh, q->qb, q->n, out);
+    vl_bvh_overlap_spheres_parallel(ctx, q->bvh, q->qs, q->n, out);
+}
+
 /* Sweeps and overlaps: bad arguments, and no allocation on the second call with the same sizes
  * (the overlaps' lists grow on the job system's threads: the counting hooks behind the lock). */
 static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
@@ -465,39 +526,8 @@ static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
     vl_contact* contacts = malloc(sizeof(vl_contact) * n);
     make_sweeps(m, n, 5, ss, bs);
     make_overlap_queries(m, n, 6, qb, qs);
-    for (int sys = 0; sys < 2; sys++) {
-        test_alloc_hooks h;
-        test_alloc_begin(&h);
-        vl_allocator locked = {locked_alloc, locked_free, &h};
-        vl_set_allocator(&locked);
-        toy_system toy;
-        vl_thread_pool* pool;
-        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
-        vl_pair_buffer out = {0};
-        for (int round = 0; round < 3; round++) {
-            pthread_mutex_lock(&g_hooks_lock);
-            long before = h.allocs;
-            pthread_mutex_unlock(&g_hooks_lock);
-            out.count = 0;
-            vl_bvh_sweep_spheres_parallel(ctx, bvh, ss, n, 0, hits, contacts);
-            vl_bvh_sweep_boxes_parallel(ctx, bvh, bs, n, VL_RAY_ANY, hits, NULL);
-            vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, n, &out);
-            vl_bvh_overlap_spheres_parallel(ctx, bvh, qs, n, &out);
-            pthread_mutex_lock(&g_hooks_lock);
-            long made = h.allocs - before;
-            pthread_mutex_unlock(&g_hooks_lock);
-            if (round > 0)
-                CHECK(made == 0, "%s: %ld allocations in sweeps and overlaps after the first round", k_sys_names[sys],
-                      made);
-            else
-                CHECK(made > 0, "the first round grows the context");
-        }
-        vl_pair_buffer_free(&out);
-        vl_context_destroy(ctx);
-        vl_thread_pool_destroy(pool);
-        test_alloc_end(&h);
-        CHECK(h.bytes == 0 && h.misaligned == 0, "all returned");
-    }
+    query_sets q = {bvh, ss, bs, qb, qs, n, hits, contacts};
+    check_allocates_once("sweeps and overlaps", run_query_sets, &q, 1);
     /* no memory for the context: the sweeps answer the same (one at a time), the overlaps say so */
     {
         vl_hit* want = malloc(sizeof(vl_hit) * n);
@@ -607,6 +637,17 @@ static void make_boxes(vl_aabb* boxes, uint32_t n, uint64_t seed, float extent, 
         }
 }
 
+/* The prunes of check_prunes: 3000 boxes of a, and bipartite against 3000 of b. */
+typedef struct prune_sets {
+    const vl_aabb *a, *b;
+} prune_sets;
+
+static void run_prune_sets(vl_context* ctx, vl_pair_buffer* out, void* arg) {
+    const prune_sets* p = arg;
+    CHECK(vl_box_prune_parallel(ctx, p->a, 3000, out) == VL_OK, "prune");
+    CHECK(vl_box_prune_bipartite_parallel(ctx, p->a, 3000, p->b, 3000, out) == VL_OK, "bipartite");
+}
+
 static void check_prunes(void) {
     uint32_t n = test_scaled(40000) < 6000 ? 6000 : test_scaled(40000);
     vl_aabb* a = malloc(sizeof(vl_aabb) * n);
@@ -631,34 +672,8 @@ static void check_prunes(void) {
     check_prune_case("bipartite, dense with equal boxes", a, 3000, b, 3000);
 
     /* no allocation on the second call; bad arguments */
-    for (int sys = 0; sys < 2; sys++) {
-        test_alloc_hooks h;
-        test_alloc_begin(&h);
-        vl_allocator locked = {locked_alloc, locked_free, &h};
-        vl_set_allocator(&locked);
-        toy_system toy;
-        vl_thread_pool* pool;
-        vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
-        vl_pair_buffer out = {0};
-        for (int round = 0; round < 3; round++) {
-            pthread_mutex_lock(&g_hooks_lock);
-            long before = h.allocs;
-            pthread_mutex_unlock(&g_hooks_lock);
-            out.count = 0;
-            CHECK(vl_box_prune_parallel(ctx, a, 3000, &out) == VL_OK, "prune");
-            CHECK(vl_box_prune_bipartite_parallel(ctx, a, 3000, b, 3000, &out) == VL_OK, "bipartite");
-            pthread_mutex_lock(&g_hooks_lock);
-            long made = h.allocs - before;
-            pthread_mutex_unlock(&g_hooks_lock);
-            if (round > 0) CHECK(made == 0, "%s: %ld allocations in box pruning after the first round",
-                                 k_sys_names[sys], made);
-        }
-        vl_pair_buffer_free(&out);
-        vl_context_destroy(ctx);
-        vl_thread_pool_destroy(pool);
-        test_alloc_end(&h);
-        CHECK(h.bytes == 0 && h.misaligned == 0, "all returned");
-    }
+    prune_sets ps = {a, b};
+    check_allocates_once("box pruning", run_prune_sets, &ps, 0);
     {
         test_alloc_hooks h;
         test_alloc_begin(&h);
