@@ -178,8 +178,8 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * radius >= 0 (sphere) and box.min <= box.max. */
 #define VL_SWEEP_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
 
-/* Sweeps `count` spheres (each down the 4-wide tree alone, children opened nearest first;
- * incoherent sweeps share too little of the tree for a batch traversal to pay);
+/* Sweeps `count` spheres (8 walks of the 4-wide tree interleaved, children opened nearest first,
+ * so that one walk's memory fetches land while the others work);
  * hits[i] answers sweeps[i]. flags: VL_RAY_CLOSEST or VL_RAY_ANY (VL_RAY_GROUP_BY_ORIGIN is
  * accepted and changes nothing). Allocates nothing. Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some sweeps were invalid (each answered as a miss, the rest
