@@ -82,12 +82,13 @@ static inline int walk_step(const vl_bvh* bvh, int tris, sweep_walk* w, const vl
     return w->top == 0;
 }
 
-void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best) {
-    sweep_walk walks[VL_SWEEP_WALKS];
+/* The sweeps walked in `slots` walks (slots >= 1). */
+static void trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best,
+                        sweep_walk* walks, uint32_t slots) {
     const int tris = bvh->kind == VL_BVH_TRIANGLES;
     uint32_t live = 0, next = 0;
     while (live || next < n) {
-        while (live < VL_SWEEP_WALKS && next < n) walk_start(&walks[live++], &q[next], next), next++;
+        while (live < slots && next < n) walk_start(&walks[live++], &q[next], next), next++;
         for (uint32_t j = 0; j < live;) {
             sweep_walk* w = &walks[j];
             if (!walk_step(bvh, tris, w, &q[w->id], any_hit, &best[w->id])) {
@@ -102,4 +103,23 @@ void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n
             }
         }
     }
+}
+
+/* One walk's stack for one sweep, VL_SWEEP_WALKS walks' for more: a single sweep takes 5 KB of
+ * the C stack, not 40. */
+static __attribute__((noinline)) void trace_one(const vl_bvh* bvh, const vl_sweep_query* q, int any_hit,
+                                                vl_sweep_best* best) {
+    sweep_walk walk;
+    trace_walks(bvh, q, 1, any_hit, best, &walk, 1);
+}
+
+static __attribute__((noinline)) void trace_many(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit,
+                                                 vl_sweep_best* best) {
+    sweep_walk walks[VL_SWEEP_WALKS];
+    trace_walks(bvh, q, n, any_hit, best, walks, VL_SWEEP_WALKS);
+}
+
+void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best) {
+    if (n == 1) trace_one(bvh, q, any_hit, best);
+    else if (n) trace_many(bvh, q, n, any_hit, best);
 }
