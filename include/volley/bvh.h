@@ -178,15 +178,13 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * radius >= 0 (sphere) and box.min <= box.max. */
 #define VL_SWEEP_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
 
-/* Sweeps `count` spheres as one batch (depth-first move-to-front over the 4-wide tree, children
- * opened nearest first for closest hit, SIMD across sweeps at the nodes);
+/* Sweeps `count` spheres (8 walks of the 4-wide tree interleaved, children opened nearest first,
+ * so that one walk's memory fetches land while the others work);
  * hits[i] answers sweeps[i]. flags: VL_RAY_CLOSEST or VL_RAY_ANY (VL_RAY_GROUP_BY_ORIGIN is
- * accepted and changes nothing). Scratch comes from the allocator hooks, once per call (or from
- * the caller: vl_bvh_sweep_spheres_scratch). Thread-safe on a shared tree.
+ * accepted and changes nothing). Allocates nothing. Thread-safe on a shared tree.
  * VL_OK; VL_ERR_INVALID_QUERY when some sweeps were invalid (each answered as a miss, the rest
  * answered); VL_ERR_INVALID_ARGUMENT for a NULL bvh, sweeps or hits with count > 0;
- * VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written). When the scratch cannot be
- * allocated the sweeps go one at a time, without it (the same answers).
+ * VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written).
  * count 0 is VL_OK. */
 VL_API vl_status vl_bvh_sweep_spheres(const vl_bvh* bvh, const vl_sphere_sweep* sweeps, uint32_t count,
                                       uint32_t flags, vl_hit* hits);

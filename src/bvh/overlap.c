@@ -270,14 +270,10 @@ static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, 
     return box_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
 }
 
-static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_tri_leaf,
-                                        NULL, NULL};
-static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_tri_leaf,
-                                           NULL, NULL};
-static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_box_leaf,
-                                        NULL, NULL};
-static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_box_leaf,
-                                           NULL, NULL};
+static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_tri_leaf};
+static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_tri_leaf};
+static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_box_leaf};
+static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_box_leaf};
 
 /* ---- entry points ------------------------------------------------------------------------ */
 

@@ -65,11 +65,9 @@ static vl_status walks_round(const vl_bvh* bvh, const vl_query_kind* kind, void*
     return VL_OK;
 }
 
-/* Starts query id's walk from node4 `node` (the kind's walk1 runs at once), stepping the others
- * while every slot is taken. */
+/* Starts query id's walk from node4 `node`, stepping the others while every slot is taken. */
 static vl_status walks_add(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, vl_query_walks* q,
                            uint32_t id, uint32_t node) {
-    if (kind->walk1) return kind->walk1(ctx, bvh, records, id, node);
     while (q->live == VL_QUERY_WALKS) {
         vl_status st = walks_round(bvh, kind, ctx, records, q);
         if (st != VL_OK) return st;
@@ -152,12 +150,9 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
                 (size_t)counts[0] + counts[1] + counts[2] + counts[3] + mask_words > free_words) {
                 st = one_by_one(bvh, kind, ctx, records, &walks, list, e.n, e.node); /* no room */
             } else {
-                uint8_t order[4] = {0, 1, 2, 3};
-                if (kind->child_order) kind->child_order(records + kind->record_floats * (size_t)list[0], w, order);
                 uint32_t* lists[4];
                 uint32_t at = e.at + e.n;
-                for (int k = 3; k >= 0; k--) { /* the first opened on top */
-                    const uint32_t c = order[k];
+                for (uint32_t c = 4; c-- > 0;) { /* lane 0 opened first, on top */
                     lists[c] = arena + at;
                     if (!counts[c]) continue;
                     prefetch_child(bvh, w, (int)c);

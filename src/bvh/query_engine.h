@@ -1,9 +1,9 @@
 /* The generic query batch engine: move-to-front traversal of the 4-wide tree for any query kind
- * (box and sphere overlaps, sphere and box sweeps).
+ * (box and sphere overlaps).
  *
  * A kind plugs in its functions over its own query records (record_floats floats per query,
  * 16-byte aligned, at records + record_floats * id; the kind decides what they hold and may
- * rewrite them, e.g. to shrink a sweep's tmax as hits land):
+ * rewrite them):
  *   node_test   the queries ids[0..n) against the 4 children of a node4, SIMD across queries:
  *               masks[i] bit c set when query ids[i] may reach child c (never for an empty
  *               child, child[c] == VL_BVH_EMPTY);
@@ -13,20 +13,13 @@
  *               answers go through ctx; a status other than VL_OK stops the traversal and is
  *               returned;
  *   node_test1  one query against the 4 children, SIMD across children: bit c = may reach child c;
- *               a query must get the same answer from both forms (NULL with a walk1);
- *   walk1       NULL: queries that go on alone take the engine's walk (node_test1, children in
- *               slot order, up to VL_QUERY_WALKS walks interleaved); else the kind's own walk
- *               of one query from the children of node4 `node`, run at once (a sweep's
- *               nearest-first walk, vl_sweep_trace1), with the same answers as the batch;
- *   child_order NULL: children in slot order; else the order the children of a node are opened
- *               in, for the query `rec` that leads its list (a closest-hit sweep: nearest first
- *               along its direction).
+ *               a query must get the same answer from both forms.
  * The engine takes the batch down the tree depth first: at a node4, node_test runs once for the
  * node's list of queries, the survivors of each child move into that child's list (packed above
- * the node's list in the arena) and the children are opened in child_order, each with only its
+ * the node's list in the arena) and the children are opened in slot order, each with only its
  * list. The queries of a list of VL_QUERY_REMNANT or fewer, or of one that finds no room in the
- * arena, leave the batch and go on alone from its node: through walk1, or as single-query walks
- * interleaved VL_QUERY_WALKS at a time, a step each in turn, so that one walk's node and leaf
+ * arena, leave the batch and go on alone from its node as single-query walks interleaved
+ * VL_QUERY_WALKS at a time, a step each in turn, so that one walk's node and leaf
  * fetches land while the others work. The engine never writes the tree, so any number of threads
  * may run it on one tree. */
 #ifndef VL_BVH_QUERY_ENGINE_H
@@ -47,8 +40,6 @@ typedef struct vl_query_kind {
     uint32_t (*node_test1)(const float* record, const vl_bvh_node4* node);
     vl_status (*leaf_test)(void* ctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                            const vl_bvh_node4* parent, uint32_t lane);
-    vl_status (*walk1)(void* ctx, const vl_bvh* bvh, float* records, uint32_t id, uint32_t node);
-    void (*child_order)(const float* rec, const vl_bvh_node4* node, uint8_t order[4]);
 } vl_query_kind;
 
 /* Children with a subtree or a leaf behind them. */
@@ -75,8 +66,8 @@ static inline size_t vl_query_arena_entries(uint32_t n) { return 16 * (size_t)n 
 vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
                              const uint32_t* ids, uint32_t n, uint32_t* arena, size_t arena_entries);
 
-/* Runs query id alone from the children of node4 `node` (0: the root): walk1, or the engine's
- * walk with one slot. No scratch. */
+/* Runs query id alone from the children of node4 `node` (0: the root): the engine's walk with one
+ * slot. No scratch. */
 vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records, uint32_t id,
                               uint32_t node);
 

@@ -1,6 +1,6 @@
-/* Sphere and box sweeps: the query as the traversals keep it, the exact primitive tests (double
- * precision, sweep_prim.c), the leaf tests, the single walk and the batch, which runs on the
- * query batch engine (query_engine.h) with the sweeps as its query kinds (sweep_batch.c). */
+/* Sphere and box sweeps: the query as the traversal keeps it, the exact primitive tests (double
+ * precision, sweep_prim.c), the leaf tests and the walks down the tree, interleaved for batches
+ * (sweep_walks.c). */
 #ifndef VL_BVH_SWEEP_H
 #define VL_BVH_SWEEP_H
 
@@ -70,19 +70,11 @@ int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const
 void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q, float* rec, int any_hit,
                      vl_sweep_best* best);
 
-/* A batch of n sweeps (queries q, records rec, bests best) as a query kind of the batch engine
- * (query_engine.h, sweep_batch.c). */
-typedef struct vl_sweep_batch {
-    const vl_bvh* bvh;
-    const vl_sweep_query* q;
-    float* rec;
-    vl_sweep_best* best;
-    uint32_t n;
-    int any_hit;
-} vl_sweep_batch;
+/* Sweeps walked at once by vl_sweep_trace_walks. */
+#define VL_SWEEP_WALKS 8u
 
-/* Traces the batch's n live sweeps, listed at arena's start, through the engine. arena:
- * arena_entries (vl_query_arena_entries(n)) uint32_t. */
-void vl_sweep_trace_batch(const vl_sweep_batch* b, uint32_t* arena, size_t arena_entries);
+/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c), each with the answer of
+ * vl_sweep_trace1 from the root in best[i] (set to no hit before the call). */
+void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best);
 
 #endif
