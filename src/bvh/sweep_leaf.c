@@ -3,6 +3,8 @@
  * extent and, for triangles, into the slab around its plane; VL_BW triangles per instruction,
  * read from the leaf's rows) keeps the exact double test for the primitives the sweep can reach,
  * earliest first. */
+#include <math.h>
+
 #include "bvh/sweep.h"
 
 #include "simd/sweep_kernels.h"
@@ -20,17 +22,33 @@ static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_h
     return done;
 }
 
+/* The sphere bound's form of a sphere sweep: its record's centre and reach, the unit direction
+ * and 1 / |d| rounded from double. */
+static void sphere_broadcast(const vl_sweep_query* q, const float* rec, vl_spherevw* w) {
+    const double len = sqrt(q->d[0] * q->d[0] + q->d[1] * q->d[1] + q->d[2] * q->d[2]);
+    for (int a = 0; a < 3; a++) w->c[a] = vl_fw_set1(rec[a]), w->u[a] = vl_fw_set1((float)(q->d[a] / len));
+    w->invd = vl_fw_set1((float)(1.0 / len));
+    w->reach = vl_fw_set1(rec[VL_SR_DIR + 3]);
+}
+
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                        int any_hit, vl_sweep_best* best) {
     const float* rows = vl_bvh_leaf_rows(bvh, first);
     vl_sweepvw s;
     vl_sweepw_broadcast(rec, &s);
+    vl_spherevw sphere;
+    if (!q->is_box) sphere_broadcast(q, rec, &sphere);
     /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
     float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
     for (uint32_t b = 0; b < count; b += VL_BW) {
         vl_fw tn;
-        uint32_t bits = vl_fw_bits(vl_sweepw_tris(rows, count, b, &s, &tn));
+        vl_fw live = vl_sweepw_tris(rows, count, b, &s, &tn);
+        if (!q->is_box && vl_fw_any(live)) {
+            tn = vl_fw_max(tn, vl_sweepw_sphere(rows, count, b, &sphere));
+            live = vl_fw_and(live, vl_fw_le(tn, s.tmax));
+        }
+        uint32_t bits = vl_fw_bits(live);
         if (count - b < VL_BW) bits &= (1u << (count - b)) - 1u;
         vl_fw_storeu(enter + b, tn);
         for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);

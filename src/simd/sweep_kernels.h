@@ -144,4 +144,129 @@ VL_INLINE vl_fw vl_sweepw_tris(const float* rows, uint32_t count, uint32_t s, co
     return vl_fw_andnot(vl_fw_le(tn, tf), vl_fw_or(above, below));
 }
 
+/* A sphere sweep for vl_sweepw_sphere: centre (float), unit direction, 1 / |d|, reach (the
+ * record's grown radius), broadcast to the batch width's lanes. */
+typedef struct vl_spherevw {
+    vl_fw c[3], u[3], invd, reach;
+} vl_spherevw;
+
+VL_INLINE vl_fw vl_sw_dot(const vl_fw a[3], const vl_fw b[3]) {
+    return vl_fw_add(vl_fw_add(vl_fw_mul(a[0], b[0]), vl_fw_mul(a[1], b[1])), vl_fw_mul(a[2], b[2]));
+}
+
+VL_INLINE void vl_sw_cross(const vl_fw a[3], const vl_fw b[3], vl_fw o[3]) {
+    o[0] = vl_fw_sub(vl_fw_mul(a[1], b[2]), vl_fw_mul(a[2], b[1]));
+    o[1] = vl_fw_sub(vl_fw_mul(a[2], b[0]), vl_fw_mul(a[0], b[2]));
+    o[2] = vl_fw_sub(vl_fw_mul(a[0], b[1]), vl_fw_mul(a[1], b[0]));
+}
+
+/* Narrows [*in, *out] to the path distances s where a + s b >= 0. A slope under 2^-40 of its
+ * scale counts as flat (its root would lie past any touch of the caller's margins): the
+ * interval is kept, or emptied (*empty) when a < 0. */
+VL_INLINE void vl_sw_halfline(vl_fw a, vl_fw b, vl_fw scale, vl_fw* in, vl_fw* out, vl_fw* empty) {
+    vl_fw flat = vl_fw_le(vl_fw_abs(b), vl_fw_mul(scale, vl_fw_set1(0x1p-40f)));
+    vl_fw root = vl_fw_div(vl_fw_sub(vl_fw_zero(), a), vl_fw_select(flat, vl_fw_set1(1.0f), b));
+    vl_fw up = vl_fw_andnot(vl_fw_gt(b, vl_fw_zero()), flat), down = vl_fw_andnot(vl_fw_lt(b, vl_fw_zero()), flat);
+    *in = vl_fw_select(up, vl_fw_max(*in, root), *in);
+    *out = vl_fw_select(down, vl_fw_min(*out, root), *out);
+    *empty = vl_fw_or(*empty, vl_fw_and(flat, vl_fw_lt(a, vl_fw_zero())));
+}
+
+/* The entry distance into the interval [in, out] clamped at 0, or +inf when it is empty or
+ * behind the start. */
+VL_INLINE vl_fw vl_sw_entry(vl_fw in, vl_fw out, vl_fw empty) {
+    vl_fw miss = vl_fw_or(empty, vl_fw_or(vl_fw_gt(in, out), vl_fw_lt(out, vl_fw_zero())));
+    return vl_fw_select(miss, vl_fw_set1(INFINITY), vl_fw_max(in, vl_fw_zero()));
+}
+
+/* Path distances [*in, *out] within rb of a line through the start's offset m (centre minus a
+ * point of the line), at squared distance h2 from the path's closest point, which lies at sc along
+ * the path; sin2 the squared sine of the angle between path and line (1 for a point). eta2 and
+ * eta widen the squared radius and the interval over the float rounding; *empty when never. */
+VL_INLINE void vl_sw_tube(vl_fw h2, vl_fw sc, vl_fw inv_sin2, vl_fw rb, vl_fw eta, vl_fw eta2, vl_fw* in, vl_fw* out,
+                          vl_fw* empty) {
+    vl_fw disc = vl_fw_add(vl_fw_sub(vl_fw_mul(rb, rb), h2), eta2);
+    vl_fw half = vl_fw_add(vl_sweepw_sqrt(vl_fw_mul(vl_fw_max(disc, vl_fw_zero()), inv_sin2)), eta);
+    *in = vl_fw_sub(sc, half), *out = vl_fw_add(sc, half);
+    *empty = vl_fw_lt(disc, vl_fw_zero());
+}
+
+/* A time no later than the sphere's first touch of each of the triangles [s, s + VL_BW) of a
+ * leaf's rows (see vl_sweepw_tris), +inf for those it never touches: the first of the entries into
+ * the grown triangle's parts (three balls, three cylinders cut by their edges' slabs, the prism
+ * over the face), each entry a lower bound in float. Distances are along the path (s = |d| t);
+ * with L = |c - v0|_1 + |e1|_1 + |e2n|_1 + reach the lane's scale, every radius is widened by
+ * eta = 2^-12 L and every squared distance by 2^-14 L^2, far above the float rounding (tens of
+ * 2^-24 L, and 2^-16 L over the stored normal's error where the face is used). Lanes outside the
+ * scales this holds for get 0 (no bound): L outside [2^-16, 2^30], edges past 1/32 of parallel
+ * to the path (their cylinder), and faces with an edge under 2^-13 L or an angle at v0 under 1/16
+ * rad (their prism). Edges under 2^-13 L lie inside their end balls' widening. */
+VL_INLINE vl_fw vl_sweepw_sphere(const float* rows, uint32_t count, uint32_t s, const vl_spherevw* w) {
+    vl_fw v0[3], e1[3], e2n[3], ng[3], m[3][3], E[3][3];
+    vl_fw L = w->reach;
+    for (int a = 0; a < 3; a++) {
+        v0[a] = vl_fw_loadu(rows + (size_t)a * count + s);
+        e1[a] = vl_fw_loadu(rows + (size_t)(3 + a) * count + s);
+        e2n[a] = vl_fw_loadu(rows + (size_t)(6 + a) * count + s);
+        ng[a] = vl_fw_loadu(rows + (size_t)(9 + a) * count + s);
+        m[0][a] = vl_fw_sub(w->c[a], v0[a]);
+        m[1][a] = vl_fw_sub(m[0][a], e1[a]);
+        m[2][a] = vl_fw_add(m[0][a], e2n[a]);
+        E[0][a] = e1[a];
+        E[1][a] = vl_fw_sub(vl_fw_zero(), vl_fw_add(e1[a], e2n[a]));
+        E[2][a] = e2n[a];
+        L = vl_fw_add(L, vl_fw_add(vl_fw_abs(m[0][a]), vl_fw_add(vl_fw_abs(e1[a]), vl_fw_abs(e2n[a]))));
+    }
+    const vl_fw zero = vl_fw_zero(), inf = vl_fw_set1(INFINITY), big = vl_fw_set1(FLT_MAX);
+    vl_fw valid = vl_fw_and(vl_fw_ge(L, vl_fw_set1(0x1p-16f)), vl_fw_le(L, vl_fw_set1(0x1p30f)));
+    L = vl_fw_min(vl_fw_max(L, vl_fw_set1(0x1p-16f)), vl_fw_set1(0x1p30f));
+    const vl_fw L2 = vl_fw_mul(L, L), eta = vl_fw_mul(L, vl_fw_set1(0x1p-12f));
+    const vl_fw eta2 = vl_fw_mul(L2, vl_fw_set1(0x1p-14f)), rb = vl_fw_add(w->reach, eta);
+    const vl_fw one = vl_fw_set1(1.0f), tiny = vl_fw_mul(L2, vl_fw_set1(0x1p-26f));
+    vl_fw best = inf, EE[3], elen[3];
+    for (int i = 0; i < 3; i++) {
+        /* the ball at vertex i */
+        vl_fw mu[3], in, out, empty, no = zero;
+        vl_sw_cross(m[i], w->u, mu);
+        vl_sw_tube(vl_sw_dot(mu, mu), vl_fw_sub(zero, vl_sw_dot(m[i], w->u)), one, rb, eta, eta2, &in, &out, &empty);
+        best = vl_fw_min(best, vl_sw_entry(in, out, empty));
+        /* the cylinder of edge i (from vertex i), cut by the edge's slab */
+        vl_fw uE[3], mE[3];
+        EE[i] = vl_sw_dot(E[i], E[i]), elen[i] = vl_sweepw_sqrt(EE[i]);
+        vl_sw_cross(w->u, E[i], uE);
+        vl_sw_cross(m[i], E[i], mE);
+        vl_fw ww = vl_sw_dot(uE, uE), mw = vl_sw_dot(m[i], uE);
+        vl_fw iww = vl_fw_div(one, vl_fw_max(ww, vl_fw_mul(L2, vl_fw_set1(0x1p-40f))));
+        vl_sw_tube(vl_fw_mul(vl_fw_mul(mw, mw), iww), vl_fw_mul(vl_fw_sub(zero, vl_sw_dot(mE, uE)), iww),
+                   vl_fw_mul(EE[i], iww), rb, eta, eta2, &in, &out, &empty);
+        vl_fw me = vl_sw_dot(m[i], E[i]), ue = vl_sw_dot(w->u, E[i]), pad = vl_fw_mul(eta, elen[i]);
+        vl_sw_halfline(vl_fw_add(me, pad), ue, elen[i], &in, &out, &no);
+        vl_sw_halfline(vl_fw_sub(vl_fw_add(EE[i], pad), me), vl_fw_sub(zero, ue), elen[i], &in, &out, &no);
+        vl_fw cyl = vl_sw_entry(in, out, vl_fw_or(empty, no));
+        /* short edges lie in their end balls' widening; nearly parallel ones get no bound */
+        vl_fw shortE = vl_fw_lt(EE[i], tiny), para = vl_fw_lt(ww, vl_fw_mul(EE[i], vl_fw_set1(0x1p-10f)));
+        cyl = vl_fw_select(shortE, inf, vl_fw_select(para, zero, cyl));
+        best = vl_fw_min(best, cyl);
+    }
+    /* the prism over the face: within rb of the plane, inside the three edges' inward planes */
+    vl_fw nn = vl_sw_dot(ng, ng), nlen = vl_sweepw_sqrt(nn), in = vl_fw_sub(zero, big), out = big, no = zero;
+    vl_fw z0 = vl_sw_dot(m[0], ng), zu = vl_sw_dot(w->u, ng), rn = vl_fw_mul(rb, nlen);
+    vl_sw_halfline(vl_fw_sub(rn, z0), vl_fw_sub(zero, zu), nlen, &in, &out, &no);
+    vl_sw_halfline(vl_fw_add(rn, z0), zu, nlen, &in, &out, &no);
+    for (int i = 0; i < 3; i++) {
+        vl_fw side[3];
+        vl_sw_cross(ng, E[i], side);
+        vl_fw slen = vl_fw_mul(nlen, elen[i]);
+        vl_sw_halfline(vl_fw_add(vl_sw_dot(m[i], side), vl_fw_mul(eta, slen)), vl_sw_dot(w->u, side), slen, &in, &out,
+                       &no);
+    }
+    vl_fw face = vl_sw_entry(in, out, no);
+    vl_fw good = vl_fw_and(vl_fw_ge(nn, vl_fw_mul(vl_fw_mul(EE[0], EE[2]), vl_fw_set1(0x1p-8f))),
+                           vl_fw_and(vl_fw_ge(EE[0], tiny), vl_fw_ge(EE[2], tiny)));
+    best = vl_fw_min(best, vl_fw_and(good, face));
+    /* to a time, rounded down */
+    vl_fw t = vl_fw_mul(vl_fw_mul(best, vl_fw_set1(1.0f - 0x1p-20f)), w->invd);
+    return vl_fw_and(valid, t);
+}
+
 #endif
