@@ -22,13 +22,16 @@ static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_h
     return done;
 }
 
-/* The sphere bound's form of a sphere sweep: its record's centre and reach, the unit direction
- * and 1 / |d| rounded from double. */
-static void sphere_broadcast(const vl_sweep_query* q, const float* rec, vl_spherevw* w) {
+/* A sphere sweep's unit direction and 1 / |d|, rounded from double. */
+static void sphere_broadcast(const vl_sweep_query* q, vl_spherevw* w) {
+    if (q->is_box) {
+        for (int a = 0; a < 3; a++) w->u[a] = vl_fw_zero();
+        w->invd = vl_fw_zero();
+        return;
+    }
     const double len = sqrt(q->d[0] * q->d[0] + q->d[1] * q->d[1] + q->d[2] * q->d[2]);
-    for (int a = 0; a < 3; a++) w->c[a] = vl_fw_set1(rec[a]), w->u[a] = vl_fw_set1((float)(q->d[a] / len));
+    for (int a = 0; a < 3; a++) w->u[a] = vl_fw_set1((float)(q->d[a] / len));
     w->invd = vl_fw_set1((float)(1.0 / len));
-    w->reach = vl_fw_set1(rec[VL_SR_DIR + 3]);
 }
 
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
@@ -37,18 +40,14 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
     vl_sweepvw s;
     vl_sweepw_broadcast(rec, &s);
     vl_spherevw sphere;
-    if (!q->is_box) sphere_broadcast(q, rec, &sphere);
+    sphere_broadcast(q, &sphere);
     /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
     float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
     for (uint32_t b = 0; b < count; b += VL_BW) {
         vl_fw tn;
-        vl_fw live = vl_sweepw_tris(rows, count, b, &s, &tn);
-        if (!q->is_box && vl_fw_any(live)) {
-            tn = vl_fw_max(tn, vl_sweepw_sphere(rows, count, b, &sphere));
-            live = vl_fw_and(live, vl_fw_le(tn, s.tmax));
-        }
-        uint32_t bits = vl_fw_bits(live);
+        uint32_t bits = vl_fw_bits(q->is_box ? vl_sweepw_tris(rows, count, b, &s, &tn)
+                                             : vl_sweepw_sphere_tris(rows, count, b, &s, &sphere, &tn));
         if (count - b < VL_BW) bits &= (1u << (count - b)) - 1u;
         vl_fw_storeu(enter + b, tn);
         for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
