@@ -236,7 +236,10 @@ VL_INLINE void vl_sw_tube(vl_fw h2, vl_fw sc, vl_fw inv_sin2, vl_fw rb, vl_fw et
  * [2^-16, 2^30] (squares stay normal floats inside); no cylinder bound (0) for edges within 1/32
  * rad of the path; edges under 2^-13 L lie inside their end balls' widening (skipped); the face
  * is the plane's slab (widened by vl_sweepw_normal_slack) cut by the edges' inward planes where
- * the angle at v0 is over 1/16 rad and both its edges over 2^-13 L, else the slab alone. */
+ * the angle at v0 is over 1/16 rad and both its edges over 2^-13 L, else the slab alone, and no
+ * bound (0) where |ng| < 2^-50. Stages stop where no lane is left: box, slab, parts. Values that
+ * these cases leave out (a slope's reciprocal past float range) are replaced by selects, lane by
+ * lane, and never reach a lane's result. */
 VL_INLINE vl_fw vl_sweepw_sphere_tris(const float* rows, uint32_t count, uint32_t s, const vl_sweepvw* w,
                                       const vl_spherevw* sw, vl_fw* lower) {
     vl_sweep_triw t;
@@ -260,7 +263,9 @@ VL_INLINE vl_fw vl_sweepw_sphere_tris(const float* rows, uint32_t count, uint32_
     vl_fw nn = vl_sw_dot(ng, ng), nlen = vl_sweepw_sqrt(nn), in = vl_fw_sub(zero, big), out = big, no = zero;
     vl_fw rn = vl_fw_add(vl_fw_mul(rb, nlen), vl_sweepw_normal_slack(&t, m[0], w));
     vl_sw_slab(vl_sw_dot(m[0], ng), vl_sw_dot(sw->u, ng), vl_fw_sub(zero, rn), rn, nlen, &in, &out, &no);
-    const vl_fw plane = vl_sw_entry(in, out, no), plane_out = out;
+    /* a normal under 2^-50 gives no bound (0): slopes along it could underflow */
+    const vl_fw tiny_n = vl_fw_lt(nn, vl_fw_set1(0x1p-100f));
+    const vl_fw plane = vl_fw_andnot(vl_sw_entry(in, out, no), tiny_n), plane_out = out;
     vl_fw live = vl_fw_le(vl_fw_max(tn, vl_fw_and(valid, vl_fw_mul(plane, to_time))), tf);
     if (!vl_fw_any(live)) return live;
     for (int a = 0; a < 3; a++) {
@@ -304,6 +309,7 @@ VL_INLINE vl_fw vl_sweepw_sphere_tris(const float* rows, uint32_t count, uint32_
     }
     vl_fw good = vl_fw_and(vl_fw_ge(nn, vl_fw_mul(vl_fw_mul(EE[0], EE[2]), vl_fw_set1(0x1p-8f))),
                            vl_fw_and(vl_fw_ge(EE[0], tiny), vl_fw_ge(EE[2], tiny)));
+    good = vl_fw_andnot(good, tiny_n);
     best = vl_fw_min(best, vl_fw_select(good, vl_sw_entry(in, out, no), plane));
     /* no later than the slab's entry either */
     best = vl_fw_max(best, plane);
