@@ -596,6 +596,62 @@ static void margin_sweeps(const scene_mesh* m, uint32_t n, float size, double sc
     }
 }
 
+static void unit3(double v[3]) {
+    double l = sqrt(o_dot(v, v));
+    for (int a = 0; a < 3; a++) v[a] /= l;
+}
+
+/* The sphere bound's margins (vl_sweepw_sphere_tris): sweeps past a vertex or across an edge of a
+ * triangle (transversally, not along it) at the radius + graze of the scale from it, and sweeps
+ * head-on onto a vertex or an edge reaching it at 1 + eps of tmax 1; starting a few or 100
+ * triangle sizes away (the bound's rounding grows with the distance), tiny to huge radii. */
+static void feature_sweeps(const scene_mesh* m, uint32_t n, float size, double scale, uint64_t seed,
+                           vl_sphere_sweep* sph) {
+    static const double eps[] = {-0x1p-14, -0x1p-16, -0x1p-17, -0x1p-19, 0.0, 0x1p-19};
+    static const double graze[] = {-0x1p-12, -0x1p-16, -0x1p-18, 0x1p-18, 0x1p-16, 0x1p-12};
+    static const double radii[] = {1e-4, 0.3, 1.0, 40.0};
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t* tri = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
+        const int j = (int)test_u32(&rng, 3), edge = (i / 4) % 2, head_on = (i / 8) % 2;
+        double a[3], b[3], p[3], x[3], y[3], E[3], c[3], d[3];
+        for (int k = 0; k < 3; k++)
+            a[k] = m->xyz[3 * (size_t)tri[j] + k], b[k] = m->xyz[3 * (size_t)tri[(j + 1) % 3] + k], E[k] = b[k] - a[k];
+        double lam = edge ? test_float(&rng, 0.1f, 0.9f) : 0.0;
+        for (int k = 0; k < 3; k++) p[k] = a[k] + lam * E[k];
+        /* x: from the feature toward the path's closest point (across the edge: perpendicular to
+         * it); y: the path's direction, perpendicular to x (and to the edge) */
+        for (int k = 0; k < 3; k++) x[k] = test_float(&rng, -1.0f, 1.0f);
+        if (edge && o_dot(E, E) > 0.0) {
+            double el = o_dot(x, E) / o_dot(E, E);
+            for (int k = 0; k < 3; k++) x[k] -= el * E[k];
+        }
+        unit3(x);
+        if (edge && o_dot(E, E) > 0.0) {
+            y[0] = E[1] * x[2] - E[2] * x[1], y[1] = E[2] * x[0] - E[0] * x[2], y[2] = E[0] * x[1] - E[1] * x[0];
+        } else {
+            for (int k = 0; k < 3; k++) y[k] = test_float(&rng, -1.0f, 1.0f);
+            double xl = o_dot(y, x);
+            for (int k = 0; k < 3; k++) y[k] -= xl * x[k];
+        }
+        unit3(y);
+        const double r = size * radii[i % 4];
+        const double reach = size * test_float(&rng, 0.5f, 4.0f) * ((i / 16) % 3 == 2 ? 30.0f : 1.0f);
+        double tmax = 1.0;
+        if (head_on) { /* along -x onto the feature, touching it at t = 1 + e */
+            double e = eps[(i / 48) % 6];
+            for (int k = 0; k < 3; k++) c[k] = p[k] + x[k] * (r + reach), d[k] = -x[k] * reach / (1.0 + e);
+        } else { /* along y, passing at r + graze from the feature */
+            double g = graze[(i / 48) % 6];
+            for (int k = 0; k < 3; k++) c[k] = p[k] + x[k] * (r + g * scale) - y[k] * reach, d[k] = 2.0 * reach * y[k];
+            tmax = test_float(&rng, 0.6f, 1.0f);
+        }
+        for (int k = 0; k < 3; k++) sph[i].center[k] = (float)c[k], sph[i].dir[k] = (float)d[k];
+        sph[i].radius = (float)r, sph[i].tmax = (float)tmax;
+        if (!(fabsf(sph[i].dir[0]) + fabsf(sph[i].dir[1]) + fabsf(sph[i].dir[2]) > 0.0f)) sph[i].dir[0] = size;
+    }
+}
+
 static void test_filter_margins(void) {
     static const float offsets[] = {0.0f, 1000.0f, 50000.0f};
     static const float sizes[] = {0.01f, 1.0f, 300.0f};
@@ -634,6 +690,12 @@ static void test_filter_margins(void) {
         if (t.bvh) check_sweeps(t.bvh, &t.o, sph, NULL, n, what);
         snprintf(what, sizeof what, "margins (offset %g, size %g) boxes", o, size);
         if (t.bvh && !slivers) check_sweeps(t.bvh, &t.o, NULL, box, n, what);
+        free(sph);
+        n = test_scaled(960);
+        sph = malloc(sizeof(vl_sphere_sweep) * n);
+        feature_sweeps(&m, n, size, o + 5.0 * size, 73 + (uint64_t)k, sph);
+        snprintf(what, sizeof what, "feature margins (offset %g, size %g%s)", o, size, slivers ? ", slivers" : "");
+        if (t.bvh) check_sweeps(t.bvh, &t.o, sph, NULL, n, what);
         free(sph);
         free(box);
         if (t.bvh) tri_scene_free(&t);

@@ -38,8 +38,6 @@ void vl_sweep_query_box(vl_sweep_query* q, const vl_box_sweep* s);
 
 /* The culling record of a query (VL_SWEEPREC_FLOATS floats). */
 void vl_sweep_rec_set(float* rec, const vl_sweep_query* q);
-/* A retired record: finite, tmax = -1. */
-void vl_sweep_rec_retired(float* rec);
 /* The float search limit for an exact time t: t rounded up (FLT_MAX at most). */
 float vl_sweep_limit(double t);
 
@@ -65,16 +63,11 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
 int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                         int any_hit, vl_sweep_best* best);
 
-/* One sweep down the 4-wide tree from the children of node4 `start` (0: the root), nearest
- * child first. */
-void vl_sweep_trace1(const vl_bvh* bvh, uint32_t start, const vl_sweep_query* q, float* rec, int any_hit,
-                     vl_sweep_best* best);
-
 /* Sweeps walked at once by vl_sweep_trace_walks. */
 #define VL_SWEEP_WALKS 8u
 
-/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c), each with the answer of
- * vl_sweep_trace1 from the root in best[i] (set to no hit before the call). */
+/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c), nearest child first, each
+ * answer in best[i] (set to no hit before the call) the same as the sweep's walk alone. */
 void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best);
 
 #endif

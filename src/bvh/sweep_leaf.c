@@ -1,8 +1,10 @@
 /* Sweep leaf tests: one sweep against a leaf's primitives. The float culling test (a time no
  * later than the first touch of each primitive: the entry into its box grown by the sweep's
- * extent and, for triangles, into the slab around its plane; VL_BW triangles per instruction,
- * read from the leaf's rows) keeps the exact double test for the primitives the sweep can reach,
- * earliest first. */
+ * extent and, for triangles, into the slab around its plane, or for spheres into the triangle
+ * grown by the radius; VL_BW triangles per instruction, read from the leaf's rows) keeps the
+ * exact double test for the primitives the sweep can reach, earliest first. */
+#include <math.h>
+
 #include "bvh/sweep.h"
 
 #include "simd/sweep_kernels.h"
@@ -20,21 +22,59 @@ static int keep_hit(double t, uint32_t first, uint32_t at, float* rec, int any_h
     return done;
 }
 
-int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
-                       int any_hit, vl_sweep_best* best) {
-    const float* rows = vl_bvh_leaf_rows(bvh, first);
+/* Appends the lanes set in bits of the block from triangle b (of a leaf of count) to which[n...];
+ * returns the new count. */
+static uint32_t append_lanes(uint32_t bits, uint32_t b, uint32_t count, uint32_t* which, uint32_t n) {
+    if (count - b < VL_BW) bits &= (1u << (count - b)) - 1u;
+    for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
+    return n;
+}
+
+/* The triangles of the leaf (rows) that a box sweep may reach, in which, with a time no later
+ * than their first touch in enter; returns how many. Apart from the sphere form, so that each
+ * loop keeps its kernel's values in registers. */
+__attribute__((noinline)) static uint32_t reach_box(const float* rows, uint32_t count, const float* rec,
+                                                    uint32_t* which, float* enter) {
     vl_sweepvw s;
     vl_sweepw_broadcast(rec, &s);
-    /* the triangles the sweep may reach, with a time no later than their first touch */
-    uint32_t which[VL_BVH_MAX_LEAF_SIZE], n = 0;
-    float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
+    uint32_t n = 0;
     for (uint32_t b = 0; b < count; b += VL_BW) {
         vl_fw tn;
         uint32_t bits = vl_fw_bits(vl_sweepw_tris(rows, count, b, &s, &tn));
-        if (count - b < VL_BW) bits &= (1u << (count - b)) - 1u;
         vl_fw_storeu(enter + b, tn);
-        for (; bits; bits &= bits - 1) which[n++] = b + (uint32_t)__builtin_ctz(bits);
+        n = append_lanes(bits, b, count, which, n);
     }
+    return n;
+}
+
+/* reach_box for a sphere sweep, with the sphere bound; its unit direction and 1 / |d| are rounded
+ * from double. */
+__attribute__((noinline)) static uint32_t reach_sphere(const float* rows, uint32_t count, const vl_sweep_query* q,
+                                                       const float* rec, uint32_t* which, float* enter) {
+    vl_sweepvw s;
+    vl_sweepw_broadcast(rec, &s);
+    vl_spherevw sphere;
+    const double len = sqrt(q->d[0] * q->d[0] + q->d[1] * q->d[1] + q->d[2] * q->d[2]);
+    for (int a = 0; a < 3; a++) sphere.u[a] = vl_fw_set1((float)(q->d[a] / len));
+    sphere.invd = vl_fw_set1((float)(1.0 / len));
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < count; b += VL_BW) {
+        vl_fw tn;
+        uint32_t bits = vl_fw_bits(vl_sweepw_sphere_tris(rows, count, b, &s, &sphere, &tn));
+        vl_fw_storeu(enter + b, tn);
+        n = append_lanes(bits, b, count, which, n);
+    }
+    return n;
+}
+
+int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
+                       int any_hit, vl_sweep_best* best) {
+    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    /* the triangles the sweep may reach, with a time no later than their first touch */
+    uint32_t which[VL_BVH_MAX_LEAF_SIZE];
+    float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
+    const uint32_t n = q->is_box ? reach_box(rows, count, rec, which, enter)
+                                 : reach_sphere(rows, count, q, rec, which, enter);
     /* earliest possible touch first, so that the closest hit's limit drops early */
     for (uint32_t i = 1; i < n; i++)
         for (uint32_t j = i; j > 0 && enter[which[j]] < enter[which[j - 1]]; j--) {

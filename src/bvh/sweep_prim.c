@@ -102,12 +102,6 @@ void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
     rec[VL_SR_DIR + 3] = q->is_box ? 0.0f : rec[VL_SR_GROW];
 }
 
-void vl_sweep_rec_retired(float* rec) {
-    for (unsigned i = 0; i < VL_SWEEPREC_FLOATS; i++) rec[i] = 1.0f;
-    rec[VL_SR_DIR + 3] = 0.0f;
-    rec[VL_SR_TMAX] = -1.0f;
-}
-
 void vl_sweep_tri_vertices(const vl_bvh* bvh, uint32_t first, uint32_t count, uint32_t i, double v[3][3]) {
     const float* rows = vl_bvh_leaf_rows(bvh, first);
     for (int a = 0; a < 3; a++) {
