@@ -133,9 +133,9 @@ VL_INLINE vl_fw vl_ovw_apart3(vl_fw pa, vl_fw pb, vl_fw pc, vl_fw r) {
                     vl_fw_lt(vl_fw_max(pa, vl_fw_max(pb, pc)), vl_fw_sub(vl_fw_zero(), r)));
 }
 
-/* Separation on the axis u_a x f of an edge f: the triangle projects to the span (ps + po) / 2
- * +- w / 2, where m = ds + do (an end of the edge and the opposite corner, relative to the box's
- * centre) and w = |P(ds - do)|, and the box to +- r2 / 2 (r2 from its full sizes h2). */
+/* Separation on the axis u_a x f of an edge f, in doubled units: an end of the edge and the
+ * opposite corner (relative to the box's centre) sum to m and project w apart, so the triangle
+ * spans P(m) / 2 +- w / 2 and the box +- r2 / 2 (r2 from its full sizes h2). */
 VL_INLINE vl_fw vl_ovw_edge_apart(const vl_fw f[3], const vl_fw af[3], const vl_fw m[3], vl_fw w, const vl_fw h2[3],
                                   int a) {
     const int b = (a + 1) % 3, c = (a + 2) % 3;
