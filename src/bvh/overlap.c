@@ -147,18 +147,14 @@ static inline int sphere_holds(const float* rec, const vl_bvh_node4* w, uint32_t
     return d2 <= rec[VL_OV_RADIUS] * rec[VL_OV_RADIUS];
 }
 
-/* The caller's indices of the triangles of a leaf chunk from slot k (0 past the leaf's end: the
- * prim row is a leaf's last, and reading on would touch the next leaf's lines). */
-static inline void chunk_prims(const float* rows, uint32_t count, uint32_t k, uint32_t prims[OV_W]) {
-    for (uint32_t i = 0; i < OV_W; i++) prims[i] = k + i < count ? vl_bvh_leaf_prim(rows, count, k + i) : 0;
-}
-
-/* Appends (query, prims[i]) for the set bits i of a leaf chunk, without a branch: every lane is
- * written and the end moves past the kept ones (the buffer has room for OV_W more). */
-static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const uint32_t* prims, uint32_t bits) {
+/* Appends (query, primitive) for the set bits of the chunk of `lanes` triangles from slot k,
+ * without a branch: every lane is written and the end moves past the kept ones (the buffer has
+ * room for OV_W more); only the leaf's own prim entries are read. */
+static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t count, uint32_t k,
+                             uint32_t lanes, uint32_t bits) {
     vl_pair* dst = out->pairs + out->count;
-    for (uint32_t i = 0; i < OV_W; i++) {
-        *dst = (vl_pair){query, prims[i]};
+    for (uint32_t i = 0; i < lanes; i++) {
+        *dst = (vl_pair){query, vl_bvh_leaf_prim(rows, count, k + i)};
         dst += bits >> i & 1u;
     }
     out->count = (uint32_t)(dst - out->pairs);
@@ -207,21 +203,19 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
             for (uint32_t k = 0; k < count; k += OV_W) {
                 vl_status st = ov_room(ctx->out, OV_W);
                 if (st != VL_OK) return st;
-                uint32_t prims[OV_W];
-                chunk_prims(rows, count, k, prims);
-                emit_bits(ctx->out, ov_query(ctx, ids[i]), prims, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
+                const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
+                emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, lanes, (1u << lanes) - 1);
             }
         }
         for (uint32_t k = 0; k < count && tested; k += OV_W) {
             ov_prep prep;
-            uint32_t prims[OV_W];
-            chunk_prims(rows, count, k, prims);
-            shape_prep(shape, rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
+            const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
+            shape_prep(shape, rows + k, count, ov_first(lanes), &prep);
             for (uint32_t j = 0; j < tested; j++) {
                 vl_status st = ov_room(ctx->out, OV_W);
                 if (st != VL_OK) return st;
                 const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)rest[j];
-                emit_bits(ctx->out, ov_query(ctx, rest[j]), prims, shape_tri(shape, &prep, rec));
+                emit_bits(ctx->out, ov_query(ctx, rest[j]), rows, count, k, lanes, shape_tri(shape, &prep, rec));
             }
         }
     }
