@@ -147,11 +147,16 @@ static inline int sphere_holds(const float* rec, const vl_bvh_node4* w, uint32_t
     return d2 <= rec[VL_OV_RADIUS] * rec[VL_OV_RADIUS];
 }
 
-/* Appends (query, primitive) for the set bits of a leaf chunk from slot k. */
+/* Appends (query, primitive) for the set bits of the chunk of `lanes` triangles from slot k,
+ * without a branch: every lane is written and the end moves past the kept ones (the buffer has
+ * room for OV_W more); only the leaf's own prim entries are read. */
 static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t count, uint32_t k,
-                             uint32_t bits) {
+                             uint32_t lanes, uint32_t bits) {
     vl_pair* dst = out->pairs + out->count;
-    for (; bits; bits &= bits - 1) *dst++ = (vl_pair){query, vl_bvh_leaf_prim(rows, count, k + __builtin_ctz(bits))};
+    for (uint32_t i = 0; i < lanes; i++) {
+        *dst = (vl_pair){query, vl_bvh_leaf_prim(rows, count, k + i)};
+        dst += bits >> i & 1u;
+    }
     out->count = (uint32_t)(dst - out->pairs);
 }
 
@@ -176,34 +181,42 @@ VL_INLINE uint32_t shape_tri(ov_shape shape, const ov_prep* prep, const float* r
     return ov_sphere_tri(prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE]));
 }
 
+/* Queries of a leaf's list sorted out at a time (those that do not hold the leaf's box). */
+#define OV_LEAF_BLOCK 64u
+
 /* Triangle leaves: queries that hold the leaf's whole box take all its triangles; for the others,
- * each chunk of OV_W triangles is prepared once (what no query changes) and every query of the
- * list is tested against it (a list of one in the single-query form). */
+ * each chunk of OV_W triangles is prepared once (what no query changes) and every such query of
+ * the list (OV_LEAF_BLOCK at a time) is tested against it (a list of one in the single-query form). */
 VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
                              uint32_t n, const vl_bvh_node4* parent, uint32_t lane) {
     vl_ov_ctx* ctx = vctx;
     const uint32_t count = parent->count[lane];
     const float* rows = vl_bvh_leaf_rows(bvh, parent->child[lane]);
-    uint32_t tested = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!shape_holds(shape, records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
-            tested++;
-            continue;
+    for (uint32_t from = 0; from < n; from += OV_LEAF_BLOCK) {
+        const uint32_t to = n - from < OV_LEAF_BLOCK ? n : from + OV_LEAF_BLOCK;
+        uint32_t rest[OV_LEAF_BLOCK], tested = 0;
+        for (uint32_t i = from; i < to; i++) {
+            if (!shape_holds(shape, records + VL_OV_RECORD_FLOATS * (size_t)ids[i], parent, lane)) {
+                rest[tested++] = ids[i];
+                continue;
+            }
+            for (uint32_t k = 0; k < count; k += OV_W) {
+                vl_status st = ov_room(ctx->out, OV_W);
+                if (st != VL_OK) return st;
+                const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
+                emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, lanes, (1u << lanes) - 1);
+            }
         }
-        vl_status st = ov_room(ctx->out, count);
-        if (st != VL_OK) return st;
-        for (uint32_t k = 0; k < count; k += OV_W)
-            emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, (1u << (count - k < OV_W ? count - k : OV_W)) - 1);
-    }
-    for (uint32_t k = 0; k < count && tested; k += OV_W) {
-        ov_prep prep;
-        shape_prep(shape, rows + k, count, ov_first(count - k < OV_W ? count - k : OV_W), &prep);
-        for (uint32_t i = 0; i < n; i++) {
-            const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
-            if (shape_holds(shape, rec, parent, lane)) continue;
-            vl_status st = ov_room(ctx->out, OV_W);
-            if (st != VL_OK) return st;
-            emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, shape_tri(shape, &prep, rec));
+        for (uint32_t k = 0; k < count && tested; k += OV_W) {
+            ov_prep prep;
+            const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
+            shape_prep(shape, rows + k, count, ov_first(lanes), &prep);
+            for (uint32_t j = 0; j < tested; j++) {
+                vl_status st = ov_room(ctx->out, OV_W);
+                if (st != VL_OK) return st;
+                const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)rest[j];
+                emit_bits(ctx->out, ov_query(ctx, rest[j]), rows, count, k, lanes, shape_tri(shape, &prep, rec));
+            }
         }
     }
     return VL_OK;

@@ -119,35 +119,28 @@ VL_INLINE void vl_ovw_cross(const vl_fw a[3], const vl_fw b[3], vl_fw out[3]) {
     out[2] = vl_fw_sub(vl_fw_mul(a[0], b[1]), vl_fw_mul(a[1], b[0]));
 }
 
-/* Whether the projections pa, pb (of a triangle on an axis, box centred at 0) lie beyond the
- * box's reach r on either side. */
-VL_INLINE vl_fw vl_ovw_apart(vl_fw pa, vl_fw pb, vl_fw r) {
-    return vl_fw_or(vl_fw_gt(vl_fw_min(pa, pb), r), vl_fw_lt(vl_fw_max(pa, pb), vl_fw_sub(vl_fw_zero(), r)));
+/* The projection of v on the axis u_a x f (u_a the unit vector of axis a, f an edge):
+ * x cross f = (0, -fz, fy), y cross f = (fz, 0, -fx), z cross f = (-fy, fx, 0). */
+VL_INLINE vl_fw vl_ovw_edge_proj(const vl_fw f[3], const vl_fw v[3], int a) {
+    const int b = (a + 1) % 3, c = (a + 2) % 3;
+    return vl_fw_sub(vl_fw_mul(f[b], v[c]), vl_fw_mul(f[c], v[b]));
 }
 
-/* The same for the projections of 3 corners. */
+/* Whether projections pa, pb, pc (of a triangle's corners on an axis, box centred at 0) lie
+ * beyond the box's reach r on either side. */
 VL_INLINE vl_fw vl_ovw_apart3(vl_fw pa, vl_fw pb, vl_fw pc, vl_fw r) {
     return vl_fw_or(vl_fw_gt(vl_fw_min(pa, vl_fw_min(pb, pc)), r),
                     vl_fw_lt(vl_fw_max(pa, vl_fw_max(pb, pc)), vl_fw_sub(vl_fw_zero(), r)));
 }
 
-/* The 3 axes (x, y, z) cross edge f of the separating axis test: separation mask. ds is a vertex
- * on the edge, dop the opposite one (relative to the box's center), hs the half sizes plus slack. */
-VL_INLINE vl_fw vl_ovw_edge_axes(const vl_fw f[3], const vl_fw ds[3], const vl_fw dop[3], const vl_fw hs[3]) {
-    vl_fw af[3];
-    for (int a = 0; a < 3; a++) af[a] = vl_fw_abs(f[a]);
-    /* x cross f = (0, -fz, fy) */
-    vl_fw sep = vl_ovw_apart(vl_fw_sub(vl_fw_mul(f[1], ds[2]), vl_fw_mul(f[2], ds[1])),
-                            vl_fw_sub(vl_fw_mul(f[1], dop[2]), vl_fw_mul(f[2], dop[1])),
-                            vl_fw_add(vl_fw_mul(af[2], hs[1]), vl_fw_mul(af[1], hs[2])));
-    /* y cross f = (fz, 0, -fx) */
-    sep = vl_fw_or(sep, vl_ovw_apart(vl_fw_sub(vl_fw_mul(f[2], ds[0]), vl_fw_mul(f[0], ds[2])),
-                                    vl_fw_sub(vl_fw_mul(f[2], dop[0]), vl_fw_mul(f[0], dop[2])),
-                                    vl_fw_add(vl_fw_mul(af[2], hs[0]), vl_fw_mul(af[0], hs[2]))));
-    /* z cross f = (-fy, fx, 0) */
-    return vl_fw_or(sep, vl_ovw_apart(vl_fw_sub(vl_fw_mul(f[0], ds[1]), vl_fw_mul(f[1], ds[0])),
-                                     vl_fw_sub(vl_fw_mul(f[0], dop[1]), vl_fw_mul(f[1], dop[0])),
-                                     vl_fw_add(vl_fw_mul(af[1], hs[0]), vl_fw_mul(af[0], hs[1]))));
+/* Separation on the axis u_a x f of an edge f, in doubled units: an end of the edge and the
+ * opposite corner (relative to the box's centre) sum to m and project w apart, so the triangle
+ * spans P(m) / 2 +- w / 2 and the box +- r2 / 2 (r2 from its full sizes h2). */
+VL_INLINE vl_fw vl_ovw_edge_apart(const vl_fw f[3], const vl_fw af[3], const vl_fw m[3], vl_fw w, const vl_fw h2[3],
+                                  int a) {
+    const int b = (a + 1) % 3, c = (a + 2) % 3;
+    vl_fw r2 = vl_fw_add(vl_fw_mul(af[c], h2[b]), vl_fw_mul(af[b], h2[c]));
+    return vl_fw_gt(vl_fw_abs(vl_ovw_edge_proj(f, m, a)), vl_fw_add(w, r2));
 }
 
 /* Largest coordinate magnitude of the triangles (lanes). */
@@ -169,6 +162,9 @@ typedef struct vl_ovw_prep {
     vl_fw inv_ee[3];     /* sphere: 1 / |edge|^2 (0 for a zero edge) */
     vl_fw inv_len, has_normal; /* sphere: 1 / |n|, and the mask of lanes whose normal is not zero */
     vl_fw live;
+    /* box: 2 v0, |edge| of e1, f1, e2n, the span widths of f1's axes |P(e1)| (e1's and e2n's are
+       |n|), the normal's corner offsets 2 n.e1 and 2 n.e2n, twice the slack */
+    vl_fw v0x2[3], ae[3][3], w_f1[3], n_e1, n_e2n, slack2;
 } vl_ovw_prep;
 
 VL_INLINE void vl_ovw_prep_common(const float* row0, uint32_t stride, vl_fw live, vl_ovw_prep* p) {
@@ -189,6 +185,15 @@ VL_INLINE void vl_ovw_box_prep(const float* row0, uint32_t stride, vl_fw live, v
     vl_ovw_prep_common(row0, stride, live, p);
     vl_fw rho = vl_fw_mul(p->scale, vl_fw_set1(VL_OV_BOX_AXIS_SLACK));
     for (int a = 0; a < 3; a++) p->lo[a] = vl_fw_sub(p->lo[a], rho), p->hi[a] = vl_fw_add(p->hi[a], rho);
+    const vl_fw two = vl_fw_set1(2.0f);
+    for (int a = 0; a < 3; a++) {
+        p->v0x2[a] = vl_fw_add(p->t.v0[a], p->t.v0[a]);
+        p->ae[0][a] = vl_fw_abs(p->t.e1[a]), p->ae[1][a] = vl_fw_abs(p->f1[a]), p->ae[2][a] = vl_fw_abs(p->t.e2n[a]);
+        p->w_f1[a] = vl_fw_abs(vl_ovw_edge_proj(p->f1, p->t.e1, a));
+    }
+    p->n_e1 = vl_fw_mul(vl_ovw_dot(p->n, p->t.e1), two);
+    p->n_e2n = vl_fw_mul(vl_ovw_dot(p->n, p->t.e2n), two);
+    p->slack2 = vl_fw_add(p->slack, p->slack);
 }
 
 /* Separating axis test of one box (qmin, qmax broadcast) against the prepared triangles: the
@@ -204,20 +209,23 @@ VL_INLINE uint32_t vl_ovw_box_tri(const vl_ovw_prep* p, const vl_fw qmin[3], con
     }
     const vl_fw undecided = vl_fw_andnot(ok, inside);
     if (!vl_fw_any(undecided)) return vl_fw_bits(ok);
-    vl_fw hs[3], d0[3], d1[3], d2[3];
+    /* in doubled units: the clipped box's full sizes h2 (+ 2 slack) and d = 2 (v0 - centre) */
+    vl_fw h2[3], d[3], m1[3], m2[3];
     for (int a = 0; a < 3; a++) {
         vl_fw bmin = vl_fw_max(qmin[a], p->lo[a]), bmax = vl_fw_min(qmax[a], p->hi[a]);
-        vl_fw c = vl_fw_mul(vl_fw_add(bmin, bmax), vl_fw_set1(0.5f));
-        hs[a] = vl_fw_add(vl_fw_mul(vl_fw_sub(bmax, bmin), vl_fw_set1(0.5f)), p->slack);
-        d0[a] = vl_fw_sub(p->t.v0[a], c);
-        d1[a] = vl_fw_sub(p->t.v1[a], c);
-        d2[a] = vl_fw_sub(p->t.v2[a], c);
+        h2[a] = vl_fw_add(vl_fw_sub(bmax, bmin), p->slack2);
+        d[a] = vl_fw_sub(p->v0x2[a], vl_fw_add(bmin, bmax));
+        m1[a] = vl_fw_sub(d[a], p->t.e2n[a]); /* v0 + v2 - 2 centre */
+        m2[a] = vl_fw_add(d[a], p->t.e1[a]);  /* v0 + v1 - 2 centre */
     }
-    /* all 3 corners on the normal too: a sliver's rounded normal is far from perpendicular to it */
-    vl_fw sep = vl_ovw_apart3(vl_ovw_dot(p->n, d0), vl_ovw_dot(p->n, d1), vl_ovw_dot(p->n, d2), vl_ovw_dot(p->an, hs));
-    sep = vl_fw_or(sep, vl_ovw_edge_axes(p->t.e1, d0, d2, hs)); /* v0 -> v1 */
-    sep = vl_fw_or(sep, vl_ovw_edge_axes(p->f1, d1, d0, hs));   /* v1 -> v2 */
-    sep = vl_fw_or(sep, vl_ovw_edge_axes(p->t.e2n, d0, d1, hs)); /* v2 -> v0 */
+    /* all 3 corners on the normal: a sliver's rounded normal is far from perpendicular to it */
+    vl_fw pa = vl_ovw_dot(p->n, d);
+    vl_fw sep = vl_ovw_apart3(pa, vl_fw_add(pa, p->n_e1), vl_fw_sub(pa, p->n_e2n), vl_ovw_dot(p->an, h2));
+    for (int a = 0; a < 3; a++) {
+        sep = vl_fw_or(sep, vl_ovw_edge_apart(p->t.e1, p->ae[0], m1, p->an[a], h2, a));  /* v0 -> v1 */
+        sep = vl_fw_or(sep, vl_ovw_edge_apart(p->f1, p->ae[1], m2, p->w_f1[a], h2, a));  /* v1 -> v2 */
+        sep = vl_fw_or(sep, vl_ovw_edge_apart(p->t.e2n, p->ae[2], m2, p->an[a], h2, a)); /* v2 -> v0 */
+    }
     return vl_fw_bits(vl_fw_andnot(ok, vl_fw_andnot(sep, inside)));
 }
 
