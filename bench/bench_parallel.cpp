@@ -228,11 +228,29 @@ void probe_finish(void* handle, void*) {
     g_probe.caller_in_ranges += g_probe.busy[0];
 }
 
-// kind 0: raycasts (range(0) = batch), 1: the build, 2: the refit.
+// The box-pruning rows' boxes: 100K then 25K, uniform in [-100, 100]^3, sides up to 1.2.
+constexpr uint32_t kPruneBoxes = 100000, kPruneB = 25000;
+std::vector<vl_aabb> prune_boxes() {
+    std::vector<vl_aabb> boxes(kPruneBoxes + kPruneB);
+    uint64_t x = 54321;
+    auto rnd = [&x](float lo, float hi) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        return lo + (hi - lo) * (float)((x >> 40) * (1.0 / 16777216.0));
+    };
+    for (auto& b : boxes)
+        for (int a = 0; a < 3; a++) b.min[a] = rnd(-100, 100), b.max[a] = b.min[a] + rnd(0, 1.2f);
+    return boxes;
+}
+
+// kind 0: raycasts (range(0) = batch), 1: the build, 2: the refit, 3: box pruning of 100K boxes,
+// 4: bipartite 100K x 25K (no scene).
 void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
-    ParScene* s = par_scene(which);
+    static ParScene none{};
+    ParScene* s = kind < 3 ? par_scene(which) : &none;
     if (!s) return state.SkipWithError("scene missing");
     const uint32_t batch = kind == 0 ? (uint32_t)state.range(0) : 0;
+    const std::vector<vl_aabb> boxes = kind >= 3 ? prune_boxes() : std::vector<vl_aabb>();
+    vl_pair_buffer pairs = {};
     vl_thread_pool* pool = nullptr;
     vl_thread_pool_create(2, &pool);
     g_probe.inner = vl_thread_pool_task_system(pool);
@@ -245,6 +263,15 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     std::vector<vl_hit> hits(kParRays);
     RefitScene* r = kind == 2 ? refit_scene(which) : nullptr;
     auto run = [&](vl_context* c) {
+        pairs.count = 0;
+        if (kind == 3) {
+            vl_box_prune_parallel(c, boxes.data(), kPruneBoxes, &pairs);
+            return;
+        }
+        if (kind == 4) {
+            vl_box_prune_bipartite_parallel(c, boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &pairs);
+            return;
+        }
         if (kind == 2) {
             vl_bvh_refit_triangles_parallel(c, r->bvh, r->moved.data());
             return;
@@ -276,6 +303,7 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     vl_context_destroy(ctx);
     vl_context_destroy(one);
     vl_thread_pool_destroy(pool);
+    vl_pair_buffer_free(&pairs);
 }
 
 // The parallel sweeps, overlaps and box pruning against one worker (W = 1: no job system). kind
@@ -287,9 +315,9 @@ void BM_par_query(benchmark::State& state, int kind) {
     ParScene* s = kind < 2 ? par_scene(1) : nullptr;
     if (kind < 2 && !s) return state.SkipWithError("scene missing");
     ParContext pc(workers);
-    constexpr uint32_t kQueries = 16384, kBoxes = 100000, kB = 25000;
+    constexpr uint32_t kQueries = 16384;
     std::vector<vl_sphere_sweep> sweeps(kQueries);
-    std::vector<vl_aabb> boxes(kind < 2 ? kQueries : kBoxes + kB);
+    std::vector<vl_aabb> boxes = kind < 2 ? std::vector<vl_aabb>(kQueries) : prune_boxes();
     std::vector<vl_hit> hits(kQueries);
     std::vector<vl_contact> contacts(kQueries);
     uint64_t x = 12345;
@@ -297,7 +325,7 @@ void BM_par_query(benchmark::State& state, int kind) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         return lo + (hi - lo) * (float)((x >> 40) * (1.0 / 16777216.0));
     };
-    float lo[3] = {-100, -100, -100}, hi[3] = {100, 100, 100}, size = kind < 2 ? 3.0f : 1.2f;
+    float lo[3] = {-100, -100, -100}, hi[3] = {100, 100, 100};
     if (s)
         for (int a = 0; a < 3; a++) lo[a] = s->mesh.lo[a], hi[a] = s->mesh.hi[a];
     for (uint32_t i = 0; i < kQueries; i++) {
@@ -305,22 +333,25 @@ void BM_par_query(benchmark::State& state, int kind) {
         for (int a = 0; a < 3; a++) w.center[a] = rnd(lo[a], hi[a]), w.dir[a] = rnd(-1, 1);
         w.radius = rnd(0.1f, 1.0f), w.tmax = rnd(0, 30);
     }
-    for (auto& b : boxes)
-        for (int a = 0; a < 3; a++) b.min[a] = rnd(lo[a], hi[a]), b.max[a] = b.min[a] + rnd(0, size);
+    if (kind < 2)
+        for (auto& b : boxes)
+            for (int a = 0; a < 3; a++) b.min[a] = rnd(lo[a], hi[a]), b.max[a] = b.min[a] + rnd(0, 3.0f);
     vl_pair_buffer out = {};
     auto run = [&]() {
         out.count = 0;
         switch (kind) {
         case 0: vl_bvh_sweep_spheres_parallel(pc.ctx, s->bvh, sweeps.data(), kQueries, 0, hits.data(), contacts.data()); break;
         case 1: vl_bvh_overlap_boxes_parallel(pc.ctx, s->bvh, boxes.data(), kQueries, &out); break;
-        case 2: vl_box_prune_parallel(pc.ctx, boxes.data(), kBoxes, &out); break;
-        default: vl_box_prune_bipartite_parallel(pc.ctx, boxes.data(), kBoxes, boxes.data() + kBoxes, kB, &out); break;
+        case 2: vl_box_prune_parallel(pc.ctx, boxes.data(), kPruneBoxes, &out); break;
+        default:
+            vl_box_prune_bipartite_parallel(pc.ctx, boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &out);
+            break;
         }
     };
     run(); // warm: the context grows once
     for (auto _ : state) run();
     state.counters["pairs"] = (double)out.count;
-    state.SetItemsProcessed((int64_t)state.iterations() * (kind < 2 ? kQueries : kBoxes));
+    state.SetItemsProcessed((int64_t)state.iterations() * (kind < 2 ? kQueries : kPruneBoxes));
     vl_pair_buffer_free(&out);
 }
 
@@ -338,6 +369,10 @@ struct ParRegistrar {
                     ->Unit(benchmark::kMillisecond)
                     ->UseRealTime()
                     ->ComputeStatistics("min", par_min);
+        for (int k = 3; k < 5; k++)
+            benchmark::RegisterBenchmark((std::string("par/path/") + kinds[k - 1]).c_str(), BM_par_path, 0, 0, k)
+                ->Iterations(5)
+                ->Unit(benchmark::kMillisecond);
         const char* scenes[2] = {"bunny", "world"};
         const char* sets[2] = {"random", "los"};
         for (int which = 0; which < 2; which++) {
