@@ -46,4 +46,8 @@ vl_status vl_bvh_build_sah(vl_build* b, uint32_t n);
  * into the serial build's order. VL_ERR_OUT_OF_MEMORY as vl_bvh_build_sah. */
 vl_status vl_bvh_build_sah_parallel(vl_build* b, uint32_t n, const vl_context* ctx);
 
+/* vl_bvh_build_wide with the node4s written in pieces through ctx's job system (NULL: on the
+ * calling thread): the same node4s. */
+vl_status vl_bvh_build_wide_parallel(vl_bvh* bvh, const vl_context* ctx);
+
 #endif
