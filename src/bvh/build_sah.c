@@ -688,7 +688,7 @@ static vl_status assemble(vl_build* b, const vl_bvh_node* top_nodes, const int32
 
 vl_status vl_bvh_build_sah_parallel(vl_build* b, uint32_t n, const vl_context* ctx) {
     const uint32_t workers = ctx->tasks.worker_count;
-    uint32_t cutoff = n / (2 * workers);
+    uint32_t cutoff = n / (4 * workers);
     if (cutoff < VL_BVH_PARALLEL_MIN_PRIMS) cutoff = VL_BVH_PARALLEL_MIN_PRIMS;
     if (!ctx->tasks.enqueue || n <= cutoff) return vl_bvh_build_sah(b, n);
     /* the top levels as the serial build makes them, into a small node array of their own; each

@@ -40,9 +40,9 @@ vl_status vl_bvh_build_sah(vl_build* b, uint32_t n);
 /* The parallel build makes no subtree of fewer primitives. */
 #define VL_BVH_PARALLEL_MIN_PRIMS 4096u
 
-/* vl_bvh_build_sah with the context's job system: the same tree. The top levels are split on the
- * calling thread down to ranges of at most max(n / (2 workers), VL_BVH_PARALLEL_MIN_PRIMS)
- * primitives, whose subtrees are built as tasks (nodes in b->nodes + 2 * begin) and then copied
+/* vl_bvh_build_sah with the context's job system: the same tree. The top levels are split by the
+ * calling thread (ranges of VL_BVH_PIECED_FROM primitives or more in pieces as tasks) down to
+ * ranges of at most max(n / (4 workers), VL_BVH_PARALLEL_MIN_PRIMS) primitives, whose subtrees are built as tasks (nodes in b->nodes + 2 * begin) and then copied
  * into the serial build's order. VL_ERR_OUT_OF_MEMORY as vl_bvh_build_sah. */
 vl_status vl_bvh_build_sah_parallel(vl_build* b, uint32_t n, const vl_context* ctx);
 
