@@ -57,6 +57,11 @@ vl_status vl_pbp_sweep_full(vl_context* ctx, const vl_prune_set* dyn, const vl_p
 int vl_pbp_axis(vl_context* ctx, const vl_aabb* boxes, const uint32_t* dyn, uint32_t nd, const uint32_t* stat,
                 uint32_t ns);
 
+/* vl_prune_set_build (not presorted), with ctx in pieces over its workers (the same set; the
+ * parallel sort's histograms in the context's shared block). */
+vl_status vl_pbp_set_build(vl_context* ctx, vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes,
+                           const uint32_t* ids, uint32_t n, int axis);
+
 /* vl_prune_movers, with ctx in ranges over its workers (the same pairs, in another order). */
 vl_status vl_pbp_sweep_movers(vl_context* ctx, const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls,
                               vl_pair_buffer* out);

@@ -2,11 +2,13 @@
  * the prune cut into ranges of sorted positions by a rule of the counts alone, each range
  * appending to its own list in the context, the lists gathered in range order. The commit sorts
  * the pairs after, so its lists and pairs are the serial commit's. The full prune's axis statistics
- * are summed in pieces (box_prune_axis.c) as tasks. */
+ * are summed in pieces (box_prune_axis.c) as tasks, and its sets built in pieces (box_prune_sort.c). */
 #include <stdatomic.h>
 
 #include "core/tasks.h"
 #include "sap/box_prune_axis.h"
+#include "sap/box_prune_sort.h"
+#include "sap/radix.h"
 #include "sap/prune_bp.h"
 
 /* Entries per range: ceil(n / 64) rounded up to 256, at least 1024 (as vl_box_prune_parallel). */
@@ -111,4 +113,12 @@ int vl_pbp_axis(vl_context* ctx, const vl_aabb* boxes, const uint32_t* dyn, uint
                 uint32_t ns) {
     const vl_axis_list lists[2] = {{boxes, dyn, nd}, {boxes, stat, ns}};
     return vl_prune_axis(ctx, lists, NULL);
+}
+
+vl_status vl_pbp_set_build(vl_context* ctx, vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes,
+                           const uint32_t* ids, uint32_t n, int axis) {
+    if (!ctx) return vl_prune_set_build(set, scratch, boxes, ids, n, axis, 0);
+    vl_status s = vl_context_reserve_shared(ctx, sizeof(uint32_t) * vl_radix_sort_parallel_hist_words());
+    if (s != VL_OK) return s;
+    return vl_prune_set_build_parallel(ctx, set, scratch, boxes, ids, n, axis, (uint32_t*)(void*)ctx->shared);
 }

@@ -1,7 +1,9 @@
 /* LSD radix sort, 11-bit digits (three passes for a 32- or 33-bit key): one pass builds every
  * histogram, constant digits are skipped. The parallel form runs each pass as two tasks over
  * pieces of the keys (the pieces' histograms, then the scatter), with the prefix sum between them
- * on the calling thread: a stable sort, so the same order. */
+ * on the calling thread: stable, so the serial sort's order. For fewer keys, where that prefix sum
+ * would cost as much as a pass, callers sort parts apart and merge them in ranges of the output
+ * cut along the merge path (vl_radix_merge_range). */
 #include "sap/radix.h"
 
 #include <string.h>
@@ -101,6 +103,31 @@ static void scatter_pieces(uint32_t start, uint32_t end, uint32_t worker, void* 
             uint64_t key = p->src[i];
             p->dst[h[(key >> p->shift) & (BUCKETS - 1)]++] = key;
         }
+    }
+}
+
+/* How many of a's keys are among the first d of the stable merge of a and b (a's first on ties):
+ * the least i with a[i] after b[d - i - 1]. */
+static uint32_t merge_split(const uint64_t* a, uint32_t na, const uint64_t* b, uint32_t nb, uint32_t d,
+                            unsigned lo_bit) {
+    uint32_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+    while (lo < hi) {
+        uint32_t i = lo + (hi - lo) / 2;
+        if ((a[i] >> lo_bit) <= (b[d - i - 1] >> lo_bit))
+            lo = i + 1;
+        else
+            hi = i;
+    }
+    return lo;
+}
+
+void vl_radix_merge_range(const uint64_t* a, uint32_t na, const uint64_t* b, uint32_t nb, uint32_t d0, uint32_t d1,
+                          unsigned lo_bit, uint64_t* out) {
+    uint32_t i = merge_split(a, na, b, nb, d0, lo_bit), i1 = merge_split(a, na, b, nb, d1, lo_bit);
+    uint32_t j = d0 - i, j1 = d1 - i1;
+    for (uint32_t d = d0; d < d1; d++) {
+        int from_a = j == j1 || (i < i1 && (a[i] >> lo_bit) <= (b[j] >> lo_bit));
+        out[d] = from_a ? a[i++] : b[j++];
     }
 }
 

@@ -25,4 +25,10 @@ size_t vl_radix_sort_parallel_hist_words(void);
 void vl_radix_sort_u64_parallel(const vl_context* ctx, uint64_t* keys, uint64_t* tmp, uint32_t n, unsigned lo_bit,
                                 uint32_t* hist);
 
+/* Outputs [d0, d1) of the stable merge of a[0, na) and b[0, nb), each sorted by bits [lo_bit, 64)
+ * (a's keys first among equal ones), written to out + d0: ranges that cut [0, na + nb) give the
+ * whole merge, each range found by two binary searches. */
+void vl_radix_merge_range(const uint64_t* a, uint32_t na, const uint64_t* b, uint32_t nb, uint32_t d0, uint32_t d1,
+                          unsigned lo_bit, uint64_t* out);
+
 #endif
