@@ -194,7 +194,11 @@ void BM_embree_par_build(benchmark::State& state, int which) {
 // Critical path from thread CPU time, insensitive to a loaded machine: a wrapper around the pool's
 // task system adds each range's thread CPU time to its worker; per call the path is the busiest
 // worker's time, plus the caller's own time outside ranges (its spin in finish included). Counters:
-// one_ms (the serial path's CPU time), path_ms (2 workers), ratio = one_ms / path_ms.
+// one_ms (the serial path's CPU time), path_ms (2 workers), ratio = one_ms / path_ms. On a loaded
+// machine a worker that is not scheduled leaves its ranges to the caller, which lengthens path_ms;
+// ideal_ms is what a machine with a free core would give: per task the larger of its ranges' time
+// split evenly and its longest range, plus the caller's time outside finish (the serial part),
+// ideal_ratio = one_ms / ideal_ms.
 double thread_cpu() {
     timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -205,34 +209,61 @@ struct PathProbe {
     vl_task_system inner{};
     vl_task_fn* fn = nullptr;
     void* task_ctx = nullptr;
-    double busy[VL_MAX_WORKERS] = {};
-    double path = 0, caller_in_ranges = 0;
+    double busy[VL_MAX_WORKERS] = {}, longest[VL_MAX_WORKERS] = {};
+    double path = 0, caller_in_ranges = 0, ideal = 0, in_finish = 0;
 };
 PathProbe g_probe;
 
 void probe_range(uint32_t start, uint32_t end, uint32_t worker, void*) {
     double t0 = thread_cpu();
     g_probe.fn(start, end, worker, g_probe.task_ctx);
-    g_probe.busy[worker] += thread_cpu() - t0;
+    double dt = thread_cpu() - t0;
+    g_probe.busy[worker] += dt;
+    g_probe.longest[worker] = std::max(g_probe.longest[worker], dt);
 }
 
 void* probe_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void*) {
     g_probe.fn = fn, g_probe.task_ctx = task_ctx;
     std::fill(std::begin(g_probe.busy), std::end(g_probe.busy), 0.0);
+    std::fill(std::begin(g_probe.longest), std::end(g_probe.longest), 0.0);
     return g_probe.inner.enqueue(probe_range, items, min_range, nullptr, g_probe.inner.user_ctx);
 }
 
 void probe_finish(void* handle, void*) {
+    double t0 = thread_cpu();
     g_probe.inner.finish(handle, g_probe.inner.user_ctx);
+    g_probe.in_finish += thread_cpu() - t0;
     g_probe.path += *std::max_element(std::begin(g_probe.busy), std::end(g_probe.busy));
+    double total = 0;
+    for (double b : g_probe.busy) total += b;
+    g_probe.ideal += std::max(total / g_probe.inner.worker_count,
+                              *std::max_element(std::begin(g_probe.longest), std::end(g_probe.longest)));
     g_probe.caller_in_ranges += g_probe.busy[0];
 }
 
-// kind 0: raycasts (range(0) = batch), 1: the build, 2: the refit.
+// The box-pruning rows' boxes: 100K then 25K, uniform in [-100, 100]^3, sides up to 1.2.
+constexpr uint32_t kPruneBoxes = 100000, kPruneB = 25000;
+std::vector<vl_aabb> prune_boxes() {
+    std::vector<vl_aabb> boxes(kPruneBoxes + kPruneB);
+    uint64_t x = 54321;
+    auto rnd = [&x](float lo, float hi) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        return lo + (hi - lo) * (float)((x >> 40) * (1.0 / 16777216.0));
+    };
+    for (auto& b : boxes)
+        for (int a = 0; a < 3; a++) b.min[a] = rnd(-100, 100), b.max[a] = b.min[a] + rnd(0, 1.2f);
+    return boxes;
+}
+
+// kind 0: raycasts (range(0) = batch), 1: the build, 2: the refit, 3: box pruning of 100K boxes,
+// 4: bipartite 100K x 25K (no scene).
 void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
-    ParScene* s = par_scene(which);
+    static ParScene none{};
+    ParScene* s = kind < 3 ? par_scene(which) : &none;
     if (!s) return state.SkipWithError("scene missing");
     const uint32_t batch = kind == 0 ? (uint32_t)state.range(0) : 0;
+    const std::vector<vl_aabb> boxes = kind >= 3 ? prune_boxes() : std::vector<vl_aabb>();
+    vl_pair_buffer pairs = {};
     vl_thread_pool* pool = nullptr;
     vl_thread_pool_create(2, &pool);
     g_probe.inner = vl_thread_pool_task_system(pool);
@@ -245,6 +276,15 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     std::vector<vl_hit> hits(kParRays);
     RefitScene* r = kind == 2 ? refit_scene(which) : nullptr;
     auto run = [&](vl_context* c) {
+        pairs.count = 0;
+        if (kind == 3) {
+            vl_box_prune_parallel(c, boxes.data(), kPruneBoxes, &pairs);
+            return;
+        }
+        if (kind == 4) {
+            vl_box_prune_bipartite_parallel(c, boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &pairs);
+            return;
+        }
         if (kind == 2) {
             vl_bvh_refit_triangles_parallel(c, r->bvh, r->moved.data());
             return;
@@ -259,23 +299,27 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
             vl_bvh_raycast_parallel(c, s->bvh, rays.data() + i, std::min(batch, kParRays - i), 0, hits.data() + i);
     };
     run(one), run(ctx); // warm
-    double best_one = 1e30, best_path = 1e30;
+    double best_one = 1e30, best_path = 1e30, best_ideal = 1e30;
     for (auto _ : state) {
         double t0 = thread_cpu();
         run(one);
         best_one = std::min(best_one, thread_cpu() - t0);
-        g_probe.path = g_probe.caller_in_ranges = 0;
+        g_probe.path = g_probe.caller_in_ranges = g_probe.ideal = g_probe.in_finish = 0;
         t0 = thread_cpu();
         run(ctx);
-        double caller = thread_cpu() - t0 - g_probe.caller_in_ranges;
-        best_path = std::min(best_path, caller + g_probe.path);
+        double total = thread_cpu() - t0;
+        best_path = std::min(best_path, total - g_probe.caller_in_ranges + g_probe.path);
+        best_ideal = std::min(best_ideal, total - g_probe.in_finish + g_probe.ideal);
     }
     state.counters["one_ms"] = best_one * 1e3;
     state.counters["path_ms"] = best_path * 1e3;
     state.counters["ratio"] = best_one / best_path;
+    state.counters["ideal_ms"] = best_ideal * 1e3;
+    state.counters["ideal_ratio"] = best_one / best_ideal;
     vl_context_destroy(ctx);
     vl_context_destroy(one);
     vl_thread_pool_destroy(pool);
+    vl_pair_buffer_free(&pairs);
 }
 
 // The parallel sweeps, overlaps and box pruning against one worker (W = 1: no job system). kind
@@ -287,9 +331,9 @@ void BM_par_query(benchmark::State& state, int kind) {
     ParScene* s = kind < 2 ? par_scene(1) : nullptr;
     if (kind < 2 && !s) return state.SkipWithError("scene missing");
     ParContext pc(workers);
-    constexpr uint32_t kQueries = 16384, kBoxes = 100000, kB = 25000;
+    constexpr uint32_t kQueries = 16384;
     std::vector<vl_sphere_sweep> sweeps(kQueries);
-    std::vector<vl_aabb> boxes(kind < 2 ? kQueries : kBoxes + kB);
+    std::vector<vl_aabb> boxes = kind < 2 ? std::vector<vl_aabb>(kQueries) : prune_boxes();
     std::vector<vl_hit> hits(kQueries);
     std::vector<vl_contact> contacts(kQueries);
     uint64_t x = 12345;
@@ -297,7 +341,7 @@ void BM_par_query(benchmark::State& state, int kind) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         return lo + (hi - lo) * (float)((x >> 40) * (1.0 / 16777216.0));
     };
-    float lo[3] = {-100, -100, -100}, hi[3] = {100, 100, 100}, size = kind < 2 ? 3.0f : 1.2f;
+    float lo[3] = {-100, -100, -100}, hi[3] = {100, 100, 100};
     if (s)
         for (int a = 0; a < 3; a++) lo[a] = s->mesh.lo[a], hi[a] = s->mesh.hi[a];
     for (uint32_t i = 0; i < kQueries; i++) {
@@ -305,22 +349,25 @@ void BM_par_query(benchmark::State& state, int kind) {
         for (int a = 0; a < 3; a++) w.center[a] = rnd(lo[a], hi[a]), w.dir[a] = rnd(-1, 1);
         w.radius = rnd(0.1f, 1.0f), w.tmax = rnd(0, 30);
     }
-    for (auto& b : boxes)
-        for (int a = 0; a < 3; a++) b.min[a] = rnd(lo[a], hi[a]), b.max[a] = b.min[a] + rnd(0, size);
+    if (kind < 2)
+        for (auto& b : boxes)
+            for (int a = 0; a < 3; a++) b.min[a] = rnd(lo[a], hi[a]), b.max[a] = b.min[a] + rnd(0, 3.0f);
     vl_pair_buffer out = {};
     auto run = [&]() {
         out.count = 0;
         switch (kind) {
         case 0: vl_bvh_sweep_spheres_parallel(pc.ctx, s->bvh, sweeps.data(), kQueries, 0, hits.data(), contacts.data()); break;
         case 1: vl_bvh_overlap_boxes_parallel(pc.ctx, s->bvh, boxes.data(), kQueries, &out); break;
-        case 2: vl_box_prune_parallel(pc.ctx, boxes.data(), kBoxes, &out); break;
-        default: vl_box_prune_bipartite_parallel(pc.ctx, boxes.data(), kBoxes, boxes.data() + kBoxes, kB, &out); break;
+        case 2: vl_box_prune_parallel(pc.ctx, boxes.data(), kPruneBoxes, &out); break;
+        default:
+            vl_box_prune_bipartite_parallel(pc.ctx, boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &out);
+            break;
         }
     };
     run(); // warm: the context grows once
     for (auto _ : state) run();
     state.counters["pairs"] = (double)out.count;
-    state.SetItemsProcessed((int64_t)state.iterations() * (kind < 2 ? kQueries : kBoxes));
+    state.SetItemsProcessed((int64_t)state.iterations() * (kind < 2 ? kQueries : kPruneBoxes));
     vl_pair_buffer_free(&out);
 }
 
@@ -338,6 +385,10 @@ struct ParRegistrar {
                     ->Unit(benchmark::kMillisecond)
                     ->UseRealTime()
                     ->ComputeStatistics("min", par_min);
+        for (int k = 3; k < 5; k++)
+            benchmark::RegisterBenchmark((std::string("par/path/") + kinds[k - 1]).c_str(), BM_par_path, 0, 0, k)
+                ->Iterations(5)
+                ->Unit(benchmark::kMillisecond);
         const char* scenes[2] = {"bunny", "world"};
         const char* sets[2] = {"random", "los"};
         for (int which = 0; which < 2; which++) {

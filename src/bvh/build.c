@@ -6,6 +6,7 @@
 
 #include "bvh/build_sah.h"
 #include "bvh/primitives.h"
+#include "bvh/refit.h"
 #include "core/alloc.h"
 
 #define VL_BVH_MAX_PRIMS (1u << 30)
@@ -78,34 +79,6 @@ static vl_status build_begin(vl_build* b, uint32_t n, const vl_bvh_desc* desc, v
     return VL_OK;
 }
 
-/* Copies the nodes into an exact-size block (keeps the scratch one if that allocation fails),
- * growing their boxes by pad (infinite where a clamped bound reached FLT_MAX), frees the scratch,
- * makes the 4-wide copy. On VL_ERR_OUT_OF_MEMORY the caller calls build_fail. */
-static vl_status build_end(vl_build* b, uint32_t n, vl_bvh* tree, float pad) {
-    tree->depth = b->depth;
-    tree->pad = pad;
-    tree->node_count = b->node_count;
-    vl_bvh_node* exact = vl_mem_alloc(sizeof(vl_bvh_node) * (size_t)b->node_count);
-    vl_bvh_node* nodes = exact ? exact : b->nodes;
-    for (uint32_t i = 0; i < b->node_count; i++) {
-        vl_bvh_node node = b->nodes[i];
-        for (int a = 0; a < 3; a++) {
-            node.min[a] = node.min[a] <= -FLT_MAX ? -INFINITY : node.min[a] - pad;
-            node.max[a] = node.max[a] >= FLT_MAX ? INFINITY : node.max[a] + pad;
-        }
-        nodes[i] = node;
-    }
-    tree->nodes = nodes;
-    tree->node_capacity = exact ? b->node_count : 2 * n;
-    if (!exact) b->nodes = NULL;
-    build_free(b, n);
-    if (vl_bvh_build_wide(tree) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
-#ifndef NDEBUG
-    if (vl_bvh_check(tree) != VL_OK) __builtin_trap();
-#endif
-    return VL_OK;
-}
-
 /* A hit within the barycentric tolerance may lie a little outside a triangle's box: grow every
  * node box by a margin far above that, relative to the scene's size. */
 float vl_bvh_triangle_pad(const float lo[3], const float hi[3]) {
@@ -124,9 +97,9 @@ static void set_build_sah(vl_bvh* tree) {
     if (vl_bvh_get_stats(tree, &st) == VL_OK) tree->build_sah = st.sah_cost;
 }
 
-/* The per-primitive passes around the SAH pass (records in, primitives out) are cut into up to
- * VL_BUILD_PIECES pieces of at least VL_BUILD_PIECE_MIN items, run through the context's job system
- * (in turn without one); each piece writes its own items only. */
+/* The passes around the SAH pass (input checks, records in, primitives out, the nodes' margin) are
+ * cut into up to VL_BUILD_PIECES pieces of at least VL_BUILD_PIECE_MIN items, run through the
+ * context's job system (in turn without one); each piece writes its own items only. */
 #define VL_BUILD_PIECES 64u
 #define VL_BUILD_PIECE_MIN 8192u
 
@@ -136,8 +109,12 @@ typedef struct build_pass {
     const float* xyz;
     const uint32_t* indices;
     const vl_aabb* boxes;
+    uint32_t vertex_count;
     uint32_t count, piece; /* items of the pass, items per piece */
     float lo[VL_BUILD_PIECES][3], hi[VL_BUILD_PIECES][3]; /* per piece: bounds of its triangles */
+    unsigned char bad[VL_BUILD_PIECES];                   /* per piece: an input check failed */
+    vl_bvh_node* nodes;                                   /* the margin's destination */
+    float pad;
 } build_pass;
 
 static void pass_run(const vl_context* ctx, build_pass* p, uint32_t count, vl_task_fn* fn) {
@@ -155,6 +132,49 @@ static void pass_run(const vl_context* ctx, build_pass* p, uint32_t count, vl_ta
 static void pass_piece(const build_pass* p, uint32_t k, uint32_t* i0, uint32_t* i1) {
     *i0 = k * p->piece;
     *i1 = p->count - *i0 < p->piece ? p->count : *i0 + p->piece;
+}
+
+/* Runs a check pass; whether every piece passed. */
+static int pass_ok(const vl_context* ctx, build_pass* p, uint32_t count, vl_task_fn* fn) {
+    memset(p->bad, 0, sizeof p->bad);
+    pass_run(ctx, p, count, fn);
+    for (uint32_t k = 0; k < VL_BUILD_PIECES; k++)
+        if (p->bad[k]) return 0;
+    return 1;
+}
+
+/* Vertices with a coordinate that is not finite (items: vertices). */
+static void pass_check_vertices(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        p->bad[k] = !vl_bvh_refit_coords_ok(p->xyz, 3 * (size_t)i0, 3 * (size_t)i1);
+    }
+}
+
+/* Corner indices past the vertices (items: triangles). */
+static void pass_check_indices(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (size_t i = 3 * (size_t)i0; i < 3 * (size_t)i1; i++)
+            if (p->indices[i] >= p->vertex_count) p->bad[k] = 1;
+    }
+}
+
+/* NaN or inverted boxes (items: boxes). */
+static void pass_check_boxes(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        p->bad[k] = !vl_bvh_refit_boxes_ok(p->boxes, i0, i1);
+    }
 }
 
 /* Triangles' records, the identity order, and each piece's bounds. */
@@ -239,6 +259,61 @@ static void pass_box_leaves(uint32_t start, uint32_t end, uint32_t worker, void*
     }
 }
 
+/* The slots' vertex indices, for refit (items: slots). */
+static void pass_triangle_corners(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (uint32_t s = i0; s < i1; s++)
+            memcpy(p->tree->corners + 3 * (size_t)s, p->indices + 3 * (size_t)p->b->idx[s], 12);
+    }
+}
+
+/* The nodes grown by the margin into their final block (items: nodes; infinite where a clamped
+ * bound reached FLT_MAX). */
+static void pass_margin(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    build_pass* p = arg;
+    const float pad = p->pad;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t i0, i1;
+        pass_piece(p, k, &i0, &i1);
+        for (uint32_t i = i0; i < i1; i++) {
+            vl_bvh_node node = p->b->nodes[i];
+            for (int a = 0; a < 3; a++) {
+                node.min[a] = node.min[a] <= -FLT_MAX ? -INFINITY : node.min[a] - pad;
+                node.max[a] = node.max[a] >= FLT_MAX ? INFINITY : node.max[a] + pad;
+            }
+            p->nodes[i] = node;
+        }
+    }
+}
+
+/* Copies the nodes into an exact-size block (keeps the scratch one if that allocation fails),
+ * growing their boxes by pad, frees the scratch, makes the 4-wide copy. On VL_ERR_OUT_OF_MEMORY
+ * the caller calls build_fail. */
+static vl_status build_end(build_pass* p, uint32_t n, float pad, const vl_context* ctx) {
+    vl_build* b = p->b;
+    vl_bvh* tree = p->tree;
+    tree->depth = b->depth;
+    tree->pad = pad;
+    tree->node_count = b->node_count;
+    vl_bvh_node* exact = vl_mem_alloc(sizeof(vl_bvh_node) * (size_t)b->node_count);
+    p->nodes = exact ? exact : b->nodes, p->pad = pad;
+    pass_run(ctx, p, b->node_count, pass_margin);
+    tree->nodes = p->nodes;
+    tree->node_capacity = exact ? b->node_count : 2 * n;
+    if (!exact) b->nodes = NULL;
+    build_free(b, n);
+    if (vl_bvh_build_wide_parallel(tree, ctx) != VL_OK) return VL_ERR_OUT_OF_MEMORY;
+#ifndef NDEBUG
+    if (vl_bvh_check(tree) != VL_OK) __builtin_trap();
+#endif
+    return VL_OK;
+}
+
 /* The SAH pass, serial without a context. */
 static vl_status build_sah(vl_build* b, uint32_t n, const vl_context* ctx) {
     return ctx ? vl_bvh_build_sah_parallel(b, n, ctx) : vl_bvh_build_sah(b, n);
@@ -252,18 +327,17 @@ static vl_status build_triangles(const float* xyz, uint32_t vertex_count, const 
     vl_status st = check_desc(&d);
     if (st != VL_OK) return st;
     if (triangle_count > VL_BVH_MAX_PRIMS) return VL_ERR_TOO_LARGE;
-    for (size_t i = 0; i < 3 * (size_t)vertex_count; i++)
-        if (!isfinite(xyz[i])) return VL_ERR_INVALID_GEOMETRY;
-    for (size_t i = 0; i < 3 * (size_t)triangle_count; i++)
-        if (indices[i] >= vertex_count) return VL_ERR_INVALID_GEOMETRY;
+    build_pass p;
+    p.b = NULL, p.tree = NULL, p.xyz = xyz, p.indices = indices, p.boxes = NULL, p.vertex_count = vertex_count;
+    if (!pass_ok(ctx, &p, vertex_count, pass_check_vertices) || !pass_ok(ctx, &p, triangle_count, pass_check_indices))
+        return VL_ERR_INVALID_GEOMETRY;
 
     uint32_t n = triangle_count;
     vl_build b;
     vl_bvh* tree;
     st = build_begin(&b, n, &d, VL_BVH_TRIANGLES, &tree);
     if (st != VL_OK) return st;
-    build_pass p;
-    p.b = &b, p.tree = tree, p.xyz = xyz, p.indices = indices, p.boxes = NULL;
+    p.b = &b, p.tree = tree;
     pass_run(ctx, &p, n, pass_triangle_records);
     float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
     for (uint32_t k = 0; k * p.piece < n; k++)
@@ -275,10 +349,10 @@ static vl_status build_triangles(const float* xyz, uint32_t vertex_count, const 
     tree->corners = vl_mem_alloc(sizeof(uint32_t) * 3 * (size_t)n); /* the slots' vertex indices, for refit */
     if (!tree->corners) return build_fail(&b, n, tree);
     tree->vertex_count = vertex_count;
-    for (uint32_t s = 0; s < n; s++) memcpy(tree->corners + 3 * (size_t)s, indices + 3 * (size_t)b.idx[s], 12);
+    pass_run(ctx, &p, n, pass_triangle_corners);
     pass_run(ctx, &p, b.node_count, pass_triangle_leaves);
     memset(tree->tris + vl_bvh_tri_floats(n) - VL_BVH_TRI_PAD, 0, sizeof(float) * VL_BVH_TRI_PAD);
-    if (build_end(&b, n, tree, vl_bvh_triangle_pad(lo, hi)) != VL_OK) return build_fail(&b, n, tree);
+    if (build_end(&p, n, vl_bvh_triangle_pad(lo, hi), ctx) != VL_OK) return build_fail(&b, n, tree);
     set_build_sah(tree);
     *out = tree;
     return VL_OK;
@@ -291,21 +365,19 @@ static vl_status build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
     vl_status st = check_desc(&d);
     if (st != VL_OK) return st;
     if (count > VL_BVH_MAX_PRIMS) return VL_ERR_TOO_LARGE;
-    for (uint32_t i = 0; i < count; i++)
-        for (int a = 0; a < 3; a++)
-            if (isnan(boxes[i].min[a]) || isnan(boxes[i].max[a]) || boxes[i].min[a] > boxes[i].max[a])
-                return VL_ERR_INVALID_BOUNDS;
+    build_pass p;
+    p.b = NULL, p.tree = NULL, p.xyz = NULL, p.indices = NULL, p.boxes = boxes, p.vertex_count = 0;
+    if (!pass_ok(ctx, &p, count, pass_check_boxes)) return VL_ERR_INVALID_BOUNDS;
 
     vl_build b;
     vl_bvh* tree;
     st = build_begin(&b, count, &d, VL_BVH_BOXES, &tree);
     if (st != VL_OK) return st;
-    build_pass p;
-    p.b = &b, p.tree = tree, p.xyz = NULL, p.indices = NULL, p.boxes = boxes;
+    p.b = &b, p.tree = tree;
     pass_run(ctx, &p, count, pass_box_records);
     if (build_sah(&b, count, ctx) != VL_OK) return build_fail(&b, count, tree);
     pass_run(ctx, &p, count, pass_box_leaves);
-    if (build_end(&b, count, tree, 0.0f) != VL_OK) return build_fail(&b, count, tree);
+    if (build_end(&p, count, 0.0f, ctx) != VL_OK) return build_fail(&b, count, tree);
     set_build_sah(tree);
     *out = tree;
     return VL_OK;

@@ -2,10 +2,10 @@
  * takes a binary node's children and keeps opening the largest interior one until it holds 4.
  * Children stay in left-to-right order, so leaves keep their slot order. A first pass picks every
  * node4's children (16 bytes each), the second writes the node4s into an exact-size block, so the
- * 128-byte nodes are written once, into memory touched once. */
+ * 128-byte nodes are written once, into memory touched once (in pieces, as tasks with a context). */
 #include <math.h>
 
-#include "bvh/bvh_internal.h"
+#include "bvh/build_sah.h"
 #include "core/alloc.h"
 
 static double area(const vl_bvh_node* n) {
@@ -57,7 +57,26 @@ static void write_node4(const vl_bvh* bvh, const uint32_t kids[4], vl_bvh_node4*
     }
 }
 
-vl_status vl_bvh_build_wide(vl_bvh* bvh) {
+/* The node4s written in pieces of at least VL_WIDE_PIECE_MIN, each from its picked children. */
+#define VL_WIDE_PIECES 64u
+#define VL_WIDE_PIECE_MIN 4096u
+
+typedef struct wide_pass {
+    const vl_bvh* bvh;
+    const uint32_t (*kids)[4];
+    uint32_t count, piece;
+} wide_pass;
+
+static void write_pieces(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker;
+    const wide_pass* p = arg;
+    for (uint32_t k = start; k < end; k++) {
+        uint32_t first = k * p->piece, last = p->count - first < p->piece ? p->count : first + p->piece;
+        for (uint32_t wi = first; wi < last; wi++) write_node4(p->bvh, p->kids[wi], &p->bvh->wide[wi]);
+    }
+}
+
+vl_status vl_bvh_build_wide_parallel(vl_bvh* bvh, const vl_context* ctx) {
     const vl_bvh_node* nodes = bvh->nodes;
     uint32_t cap = vl_bvh_wide_bound(bvh);
     uint32_t(*kids)[4] = vl_mem_alloc(sizeof(uint32_t[4]) * (size_t)cap);
@@ -89,7 +108,13 @@ vl_status vl_bvh_build_wide(vl_bvh* bvh) {
     bvh->wide = vl_mem_alloc(sizeof(vl_bvh_node4) * (size_t)count);
     if (bvh->wide) {
         bvh->wide_count = bvh->wide_capacity = count;
-        for (uint32_t wi = 0; wi < count; wi++) write_node4(bvh, kids[wi], &bvh->wide[wi]);
+        wide_pass p = {bvh, (const uint32_t(*)[4])kids, count, (count + VL_WIDE_PIECES - 1) / VL_WIDE_PIECES};
+        if (p.piece < VL_WIDE_PIECE_MIN) p.piece = VL_WIDE_PIECE_MIN;
+        const uint32_t pieces = (count + p.piece - 1) / p.piece;
+        if (ctx)
+            vl_tasks_run(ctx, write_pieces, pieces, 1, &p);
+        else
+            write_pieces(0, pieces, 0, &p);
     }
     vl_mem_free(kids, sizeof(uint32_t[4]) * (size_t)cap);
     if (bvh->wide) return VL_OK;
@@ -97,3 +122,5 @@ vl_status vl_bvh_build_wide(vl_bvh* bvh) {
     bvh->wide_of = NULL;
     return VL_ERR_OUT_OF_MEMORY;
 }
+
+vl_status vl_bvh_build_wide(vl_bvh* bvh) { return vl_bvh_build_wide_parallel(bvh, NULL); }

@@ -1,6 +1,8 @@
 /* The default job system: worker_count - 1 threads that wait for a task (spinning a little, then
  * asleep on a condition variable) and claim its ranges from a shared counter; the thread in finish
- * claims them too, then waits for the others the same way. */
+ * claims them too, closes the task, then waits the same way for the threads that joined it (a
+ * thread that arrives after the close runs nothing, so a thread the scheduler has not run yet
+ * never holds finish up). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include <pthread.h>
@@ -26,7 +28,8 @@ struct vl_thread_pool {
     uint32_t workers;
     atomic_uint generation; /* bumped by each enqueue, under lock */
     atomic_int quit;
-    atomic_uint running; /* threads still inside the current task */
+    atomic_uint running; /* threads that joined the current task and are still inside it */
+    atomic_int closed;   /* 1 from finish's close to the next enqueue: no thread may join */
     /* the current task, written under lock before the generation moves */
     vl_task_fn* fn;
     void* task_ctx;
@@ -81,7 +84,9 @@ static void* thread_main(void* arg) {
         pthread_mutex_unlock(&p->lock);
         if (atomic_load_explicit(&p->quit, memory_order_relaxed)) break;
         seen = atomic_load_explicit(&p->generation, memory_order_acquire);
-        run_ranges(p, self->index);
+        /* join, then look (finish closes, then looks at running: one of the two sees the other) */
+        atomic_fetch_add_explicit(&p->running, 1, memory_order_seq_cst);
+        if (!atomic_load_explicit(&p->closed, memory_order_seq_cst)) run_ranges(p, self->index);
         if (atomic_fetch_sub_explicit(&p->running, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&p->lock);
             pthread_cond_signal(&p->done);
@@ -101,7 +106,7 @@ static void* pool_enqueue(vl_task_fn* task, uint32_t item_count, uint32_t min_ra
     uint32_t range = item_count / (4 * p->workers);
     p->range = range > min_range ? range : (min_range ? min_range : 1);
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->running, p->workers - 1, memory_order_relaxed);
+    atomic_store_explicit(&p->closed, 0, memory_order_seq_cst); /* publishes the task to joiners */
     pthread_mutex_lock(&p->lock);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release); /* publishes the task */
     pthread_cond_broadcast(&p->wake);
@@ -113,11 +118,12 @@ static void pool_finish(void* handle, void* user_ctx) {
     (void)user_ctx;
     struct vl_thread_pool* p = handle;
     run_ranges(p, 0);
-    for (uint64_t end = now_ns() + VL_POOL_SPIN_NS; atomic_load_explicit(&p->running, memory_order_acquire) &&
+    atomic_store_explicit(&p->closed, 1, memory_order_seq_cst);
+    for (uint64_t end = now_ns() + VL_POOL_SPIN_NS; atomic_load_explicit(&p->running, memory_order_seq_cst) &&
                                                     now_ns() < end;)
         pool_pause();
     pthread_mutex_lock(&p->lock);
-    while (atomic_load_explicit(&p->running, memory_order_acquire)) pthread_cond_wait(&p->done, &p->lock);
+    while (atomic_load_explicit(&p->running, memory_order_seq_cst)) pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_unlock(&p->busy);
 }
@@ -160,6 +166,7 @@ vl_status vl_thread_pool_create(uint32_t worker_count, vl_thread_pool** out) {
     atomic_init(&p->generation, 0);
     atomic_init(&p->quit, 0);
     atomic_init(&p->running, 0);
+    atomic_init(&p->closed, 1);
     for (uint32_t i = 1; i < worker_count; i++) {
         p->threads[i].pool = p;
         p->threads[i].index = i;

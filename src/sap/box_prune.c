@@ -53,8 +53,7 @@ void vl_prune_set_seal(vl_prune_set* set, uint32_t n) {
     }
 }
 
-/* n entries, then the sentinels. */
-static void prune_set_finish(vl_prune_set* set, uint32_t n, int axis) {
+void vl_prune_set_finish(vl_prune_set* set, uint32_t n, int axis) {
     vl_prune_set_seal(set, n);
     set->n = n;
     set->axis = axis;
@@ -66,25 +65,19 @@ vl_prune_set vl_prune_set_view(const vl_prune_set* set, uint32_t start, uint32_t
     return v;
 }
 
-vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes, const uint32_t* ids,
-                             uint32_t n, int axis, int presorted) {
-    vl_status s = vl_prune_set_reserve(set, n);
-    if (s == VL_OK && !presorted) {
-        s = vl_array_reserve((void**)&scratch->keys, &scratch->keys_cap, 0, n ? n : 1, sizeof(uint64_t));
-        if (s == VL_OK) s = vl_array_reserve((void**)&scratch->tmp, &scratch->tmp_cap, 0, n ? n : 1, sizeof(uint64_t));
+void vl_prune_keys_fill(uint64_t* keys, const vl_aabb* boxes, const uint32_t* ids, uint32_t first, uint32_t end,
+                        int axis) {
+    for (uint32_t k = first; k < end; k++) {
+        const vl_aabb* b = &boxes[ids ? ids[k] : k];
+        keys[k] = ((uint64_t)vl_float_to_sortable(b->min[axis]) << 32) | k;
     }
-    if (s != VL_OK) return s;
+}
+
+void vl_prune_set_fill(vl_prune_set* set, const vl_aabb* boxes, const uint32_t* ids, const uint64_t* keys,
+                       uint32_t first, uint32_t end, int axis) {
     int ay = (axis + 1) % 3, az = (axis + 2) % 3;
-    if (!presorted) {
-        /* sort (sortable min << 32 | position) by its high half */
-        for (uint32_t k = 0; k < n; k++) {
-            const vl_aabb* b = &boxes[ids ? ids[k] : k];
-            scratch->keys[k] = ((uint64_t)vl_float_to_sortable(b->min[axis]) << 32) | k;
-        }
-        vl_radix_sort_u64(scratch->keys, scratch->tmp, n, 32);
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t pos = presorted ? k : (uint32_t)scratch->keys[k];
+    for (uint32_t k = first; k < end; k++) {
+        uint32_t pos = keys ? (uint32_t)keys[k] : k;
         uint32_t id = ids ? ids[pos] : pos;
         const vl_aabb* b = &boxes[id];
         set->minx[k] = b->min[axis];
@@ -95,7 +88,27 @@ vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const
         set->maxz[k] = b->max[az];
         set->id[k] = id;
     }
-    prune_set_finish(set, n, axis);
+}
+
+vl_status vl_prune_set_prepare(vl_prune_set* set, vl_prune_scratch* scratch, uint32_t n, int presorted) {
+    vl_status s = vl_prune_set_reserve(set, n);
+    if (s == VL_OK && !presorted) {
+        s = vl_array_reserve((void**)&scratch->keys, &scratch->keys_cap, 0, n ? n : 1, sizeof(uint64_t));
+        if (s == VL_OK) s = vl_array_reserve((void**)&scratch->tmp, &scratch->tmp_cap, 0, n ? n : 1, sizeof(uint64_t));
+    }
+    return s;
+}
+
+vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes, const uint32_t* ids,
+                             uint32_t n, int axis, int presorted) {
+    vl_status s = vl_prune_set_prepare(set, scratch, n, presorted);
+    if (s != VL_OK) return s;
+    if (!presorted) {
+        vl_prune_keys_fill(scratch->keys, boxes, ids, 0, n, axis);
+        vl_radix_sort_u64(scratch->keys, scratch->tmp, n, 32);
+    }
+    vl_prune_set_fill(set, boxes, ids, presorted ? NULL : scratch->keys, 0, n, axis);
+    vl_prune_set_finish(set, n, axis);
     return VL_OK;
 }
 
@@ -115,7 +128,7 @@ vl_status vl_prune_set_merge(vl_prune_set* dst, const vl_prune_set* old, const v
         }
     }
     while (j < add->n) vl_prune_set_copy(dst, k++, add, j++);
-    prune_set_finish(dst, k, old->axis);
+    vl_prune_set_finish(dst, k, old->axis);
     return VL_OK;
 }
 

@@ -32,6 +32,17 @@ vl_status vl_prune_set_build(vl_prune_set* set, vl_prune_scratch* scratch, const
                              uint32_t n, int axis, int presorted);
 void vl_prune_set_free(vl_prune_set* set);
 
+/* The steps of vl_prune_set_build, for callers that run them in pieces: room in set and scratch
+ * for n entries (no keys when presorted); the sort keys of entries
+ * [first, end) (sortable min on axis << 32 | position); entries [first, end) of the set from the
+ * sorted keys (NULL: presorted, entry k is position k); the count and the sentinels. */
+vl_status vl_prune_set_prepare(vl_prune_set* set, vl_prune_scratch* scratch, uint32_t n, int presorted);
+void vl_prune_keys_fill(uint64_t* keys, const vl_aabb* boxes, const uint32_t* ids, uint32_t first, uint32_t end,
+                        int axis);
+void vl_prune_set_fill(vl_prune_set* set, const vl_aabb* boxes, const uint32_t* ids, const uint64_t* keys,
+                       uint32_t first, uint32_t end, int axis);
+void vl_prune_set_finish(vl_prune_set* set, uint32_t n, int axis);
+
 /* Writes the 16 sentinels after entry n - 1 (n itself unchanged). */
 void vl_prune_set_seal(vl_prune_set* set, uint32_t n);
 

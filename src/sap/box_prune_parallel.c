@@ -1,14 +1,18 @@
-/* vl_box_prune_parallel and vl_box_prune_bipartite_parallel: the boxes sorted once on the calling
- * thread into a block kept by the context, then the sweep (the loop over the sorted boxes) cut into
- * ranges of sorted positions by a rule of the counts alone, each range appending to its own pair
- * list in the context, the lists appended to the caller's buffer in range order. Unbanded: the
- * bands of the serial prune are built per set and would be one more serial pass. */
+/* vl_box_prune_parallel and vl_box_prune_bipartite_parallel: the boxes checked in the pass of the
+ * axis statistics, then sorted (keys, radix sort, gather) in pieces as tasks into a block kept by
+ * the context, then the sweep (the loop over the sorted boxes) cut into ranges of sorted positions
+ * by a rule of the counts alone, each range appending to its own pair list in the context, the
+ * lists appended to the caller's buffer in range order. Unbanded: the bands of the serial prune
+ * are built per set and would be one more serial pass. */
 #include <volley/broadphase.h>
 
 #include <stdatomic.h>
 
 #include "core/tasks.h"
+#include "sap/box_prune_axis.h"
+#include "sap/box_prune_sort.h"
 #include "sap/prune_work.h"
+#include "sap/radix.h"
 
 /* Boxes of the sweep per range: ceil(n / 64) rounded up to 256, at least 1024. */
 static uint32_t prune_range(uint32_t n) {
@@ -48,16 +52,22 @@ static vl_status prune_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, 
                                 int bipartite, vl_pair_buffer* out) {
     if (!ctx) return VL_ERR_INVALID_ARGUMENT;
     vl_status s = vl_prune_check_args(a, na, b, nb, bipartite, out);
-    if (s == VL_OK) s = vl_prune_check_boxes(a, na);
-    if (s == VL_OK && bipartite) s = vl_prune_check_boxes(b, nb);
+    if (s != VL_OK) return s;
+    const vl_axis_list lists[2] = {{a, NULL, na}, {b, NULL, bipartite ? nb : 0}};
+    const int axis = vl_prune_axis(ctx, lists, &s); /* the checks in the same pass */
     if (s != VL_OK || (bipartite ? !na || !nb : na < 2)) return s;
     size_t bytes = vl_prune_work_bytes(na, bipartite ? nb : 0, bipartite);
-    if (bytes == SIZE_MAX) return VL_ERR_TOO_LARGE;
-    s = vl_context_reserve_shared(ctx, bytes);
+    const size_t hist_bytes = sizeof(uint32_t) * vl_radix_sort_parallel_hist_words();
+    if (bytes >= SIZE_MAX - hist_bytes - VL_PRUNE_WORK_ALIGNMENT) return VL_ERR_TOO_LARGE;
+    bytes = (bytes + VL_PRUNE_WORK_ALIGNMENT - 1) / VL_PRUNE_WORK_ALIGNMENT * VL_PRUNE_WORK_ALIGNMENT;
+    s = vl_context_reserve_shared(ctx, bytes + hist_bytes);
     if (s != VL_OK) return s;
     vl_prune_work work;
     vl_prune_work_carve(&work, ctx->shared, na, bipartite ? nb : 0, bipartite);
-    s = vl_prune_work_sort(&work, a, na, bipartite ? b : NULL, nb);
+    uint32_t* hist = (uint32_t*)(void*)(ctx->shared + bytes);
+    s = vl_prune_set_build_parallel(ctx, &work.set[0], &work.scratch, a, NULL, na, axis, hist);
+    if (s == VL_OK && bipartite)
+        s = vl_prune_set_build_parallel(ctx, &work.set[1], &work.scratch, b, NULL, nb, axis, hist);
     if (s != VL_OK) return s;
     prune_task t;
     t.ctx = ctx, t.work = &work, t.bipartite = bipartite;

@@ -137,8 +137,8 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_conte
     p->next.count = 0;
     if (!nd) return VL_OK;
     int axis = vl_pbp_axis(ctx, o->boxes, p->dyn, nd, p->stat, ns);
-    s = vl_prune_set_build(&p->set_dyn, &p->scratch, o->boxes, p->dyn, nd, axis, 0);
-    if (s == VL_OK && ns) s = vl_prune_set_build(&p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis, 0);
+    s = vl_pbp_set_build(ctx, &p->set_dyn, &p->scratch, o->boxes, p->dyn, nd, axis);
+    if (s == VL_OK && ns) s = vl_pbp_set_build(ctx, &p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis);
     if (s == VL_OK) s = vl_pbp_sweep_full(ctx, &p->set_dyn, ns ? &p->set_stat : NULL, &p->next);
     return s == VL_OK ? vl_pbp_sort_pairs(p, &p->next, o->slot_count) : s;
 }

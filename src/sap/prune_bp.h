@@ -52,10 +52,15 @@ vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_c
  * same, their order is not (the commit sorts them). */
 vl_status vl_pbp_sweep_full(vl_context* ctx, const vl_prune_set* dyn, const vl_prune_set* stat, vl_pair_buffer* out);
 
-/* The sweep axis of the full prune over the dynamic and static ids (vl_axis_stats); with ctx, the
- * sums in pieces over its workers (possibly another axis by rounding: the pairs are the same). */
+/* The sweep axis of the full prune over the dynamic and static ids (vl_prune_axis: statistics in
+ * pieces, as tasks with ctx; the same axis with or without). */
 int vl_pbp_axis(vl_context* ctx, const vl_aabb* boxes, const uint32_t* dyn, uint32_t nd, const uint32_t* stat,
                 uint32_t ns);
+
+/* vl_prune_set_build (not presorted), with ctx in pieces over its workers (the same set; the
+ * parallel sort's histograms in the context's shared block). */
+vl_status vl_pbp_set_build(vl_context* ctx, vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes,
+                           const uint32_t* ids, uint32_t n, int axis);
 
 /* vl_prune_movers, with ctx in ranges over its workers (the same pairs, in another order). */
 vl_status vl_pbp_sweep_movers(vl_context* ctx, const vl_prune_set* m, const vl_prune_set* all, const uint8_t* cls,

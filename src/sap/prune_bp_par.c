@@ -2,11 +2,13 @@
  * the prune cut into ranges of sorted positions by a rule of the counts alone, each range
  * appending to its own list in the context, the lists gathered in range order. The commit sorts
  * the pairs after, so its lists and pairs are the serial commit's. The full prune's axis statistics
- * are summed in pieces too (the axis only steers the sweep: the sorted pairs do not depend on it). */
+ * are summed in pieces (box_prune_axis.c) as tasks, and its sets built in pieces (box_prune_sort.c). */
 #include <stdatomic.h>
 
 #include "core/tasks.h"
-#include "sap/axis.h"
+#include "sap/box_prune_axis.h"
+#include "sap/box_prune_sort.h"
+#include "sap/radix.h"
 #include "sap/prune_bp.h"
 
 /* Entries per range: ceil(n / 64) rounded up to 256, at least 1024 (as vl_box_prune_parallel). */
@@ -107,51 +109,16 @@ vl_status vl_pbp_sweep_movers(vl_context* ctx, const vl_prune_set* m, const vl_p
     return sweep_run(ctx, &t, out);
 }
 
-/* Ids per piece of the axis statistics: ceil(n / 64), at least 4096; at most 64 pieces a list. */
-#define VL_PBP_AXIS_MIN_PIECE 4096u
-#define VL_PBP_AXIS_PIECES 128u
-
-typedef struct axis_task {
-    const vl_aabb* boxes;
-    const uint32_t* ids[2];
-    uint32_t n[2], piece[2], pieces0;
-    vl_axis_stats stats[VL_PBP_AXIS_PIECES];
-} axis_task;
-
-static uint32_t axis_piece(uint32_t n) {
-    uint32_t p = (uint32_t)(((uint64_t)n + 63u) / 64u);
-    return p < VL_PBP_AXIS_MIN_PIECE ? VL_PBP_AXIS_MIN_PIECE : p;
-}
-
-static void axis_items(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
-    (void)worker;
-    axis_task* t = arg;
-    for (uint32_t k = start; k < end; k++) {
-        int l = k >= t->pieces0;
-        uint32_t first = (l ? k - t->pieces0 : k) * t->piece[l];
-        uint32_t count = t->n[l] - first < t->piece[l] ? t->n[l] - first : t->piece[l];
-        t->stats[k] = (vl_axis_stats){0};
-        vl_axis_stats_add(&t->stats[k], t->boxes, t->ids[l] + first, count);
-    }
-}
-
 int vl_pbp_axis(vl_context* ctx, const vl_aabb* boxes, const uint32_t* dyn, uint32_t nd, const uint32_t* stat,
                 uint32_t ns) {
-    vl_axis_stats total = {0};
-    if (!ctx) {
-        vl_axis_stats_add(&total, boxes, dyn, nd);
-        vl_axis_stats_add(&total, boxes, stat, ns);
-        return vl_axis_stats_best(&total);
-    }
-    axis_task t;
-    t.boxes = boxes, t.ids[0] = dyn, t.ids[1] = stat, t.n[0] = nd, t.n[1] = ns;
-    t.piece[0] = axis_piece(nd), t.piece[1] = axis_piece(ns);
-    t.pieces0 = (nd + t.piece[0] - 1) / t.piece[0];
-    uint32_t items = t.pieces0 + (ns + t.piece[1] - 1) / t.piece[1];
-    vl_tasks_run(ctx, axis_items, items, 1, &t);
-    for (uint32_t k = 0; k < items; k++) {
-        total.n += t.stats[k].n;
-        for (int a = 0; a < 3; a++) total.sum[a] += t.stats[k].sum[a], total.sum2[a] += t.stats[k].sum2[a];
-    }
-    return vl_axis_stats_best(&total);
+    const vl_axis_list lists[2] = {{boxes, dyn, nd}, {boxes, stat, ns}};
+    return vl_prune_axis(ctx, lists, NULL);
+}
+
+vl_status vl_pbp_set_build(vl_context* ctx, vl_prune_set* set, vl_prune_scratch* scratch, const vl_aabb* boxes,
+                           const uint32_t* ids, uint32_t n, int axis) {
+    if (!ctx) return vl_prune_set_build(set, scratch, boxes, ids, n, axis, 0);
+    vl_status s = vl_context_reserve_shared(ctx, sizeof(uint32_t) * vl_radix_sort_parallel_hist_words());
+    if (s != VL_OK) return s;
+    return vl_prune_set_build_parallel(ctx, set, scratch, boxes, ids, n, axis, (uint32_t*)(void*)ctx->shared);
 }

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "sap/axis.h"
+#include "sap/box_prune_axis.h"
 
 #define VL_WORK_PAD 16u      /* sentinels after each set array (see box_prune.h) */
 #define VL_WORK_BAND_MAX 1024u /* vl_band_grid_choose: at most 1024 bands, */
@@ -128,10 +128,8 @@ void vl_prune_work_free(vl_prune_work* work) {
 }
 
 vl_status vl_prune_work_sort(vl_prune_work* work, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb) {
-    vl_axis_stats stats = {0};
-    vl_axis_stats_add(&stats, a, NULL, na);
-    if (b) vl_axis_stats_add(&stats, b, NULL, nb);
-    int axis = vl_axis_stats_best(&stats);
+    const vl_axis_list lists[2] = {{a, NULL, na}, {b, NULL, b ? nb : 0}};
+    int axis = vl_prune_axis(NULL, lists, NULL);
     vl_status s = vl_prune_set_build(&work->set[0], &work->scratch, a, NULL, na, axis, 0);
     if (s == VL_OK && b) s = vl_prune_set_build(&work->set[1], &work->scratch, b, NULL, nb, axis, 0);
     return s;

@@ -38,7 +38,8 @@ vl_status vl_prune_check_args(const vl_aabb* a, uint32_t na, const vl_aabb* b, u
 /* VL_ERR_INVALID_BOUNDS when a box is NaN or min > max on some axis. */
 vl_status vl_prune_check_boxes(const vl_aabb* boxes, uint32_t n);
 
-/* The sets built: boxes sorted on the axis of largest centre variance. Clean input, n >= 1. */
+/* The sets built: boxes sorted on the axis of largest centre variance (vl_prune_axis). Clean input,
+ * n >= 1. */
 vl_status vl_prune_work_sort(vl_prune_work* work, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb);
 /* After vl_prune_work_sort: the pairs appended to out (complete: of set 0; bipartite: set 0 x
  * set 1, as (index in a, index in b)). On failure out->count is restored. */
