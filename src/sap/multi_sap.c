@@ -308,6 +308,29 @@ static inline int msap_truth(const vl_bp_objects* o, uint32_t a, uint32_t b) {
            vl_aabb_overlap(&o->boxes[a], &o->boxes[b]);
 }
 
+/* Cell c's moves read their endpoint indices first, then their endpoints on the axes that changed:
+ * the first lines are fetched one cell ahead (indices), the second at the cell (a removal may
+ * renumber a mover: then a line is wasted). */
+static void msap_prefetch_indices(const vl_msap* ms, uint32_t c) {
+    const vl_msap_cell* cell = &ms->cells[c];
+    for (uint32_t i = ms->start[c]; i < ms->start[c + 1]; i++) {
+        const vl_msap_op* op = &ms->ops[ms->order[i]];
+        if (op->kind == VL_MSAP_OP_MOVE) __builtin_prefetch(cell->pos + (size_t)op->local * 6);
+    }
+}
+
+static void msap_prefetch_endpoints(const vl_msap* ms, uint32_t c) {
+    const vl_msap_cell* cell = &ms->cells[c];
+    for (uint32_t i = ms->start[c]; i < ms->start[c + 1]; i++) {
+        const vl_msap_op* op = &ms->ops[ms->order[i]];
+        if (op->kind != VL_MSAP_OP_MOVE) continue;
+        const uint32_t* p = cell->pos + (size_t)op->local * 6;
+        for (int a = 0; a < 3; a++)
+            if (op->from.min[a] != op->to.min[a] || op->from.max[a] != op->to.max[a])
+                __builtin_prefetch(cell->ep[a] + p[2 * a]), __builtin_prefetch(cell->ep[a] + p[2 * a + 1]);
+    }
+}
+
 /* One cell's slice of the queue: removals, moves, insertions; then its candidates take their
  * truth (VL_MSAP_TRUE), and those that would not change the pair set are dropped (the pair manager
  * is only read here, and only when it holds no pending change). Writes only the cell, its members'
@@ -347,7 +370,13 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
 static void msap_cells_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
     (void)worker;
     const msap_task* t = task_ctx;
-    for (uint32_t i = start; i < end; i++) msap_run_cell(t->ms, t->o, t->ms->busy[i]);
+    const uint32_t* busy = t->ms->busy;
+    if (start < end) msap_prefetch_indices(t->ms, busy[start]);
+    for (uint32_t i = start; i < end; i++) {
+        if (i + 1 < end) msap_prefetch_indices(t->ms, busy[i + 1]);
+        msap_prefetch_endpoints(t->ms, busy[i]);
+        msap_run_cell(t->ms, t->o, busy[i]);
+    }
 }
 
 static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ovf_out, &ms->rescan, a, b); }
