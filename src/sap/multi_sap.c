@@ -223,6 +223,13 @@ typedef struct msap_task {
 /* First operation of block b. */
 static inline uint32_t block_base(uint32_t b) { return b * VL_MSAP_ENTRIES * VL_MSAP_MOVER_BLOCK; }
 
+/* The lines a mover's plan reads: its entries, the box its cells hold, its new box. */
+static inline void msap_prefetch_mover(const vl_msap* ms, const vl_bp_objects* o, uint32_t h) {
+    __builtin_prefetch(ms->ent + (size_t)h * VL_MSAP_ENTRIES);
+    __builtin_prefetch(ms->held + h);
+    __builtin_prefetch(o->boxes + h);
+}
+
 static void msap_plan_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
     (void)worker;
     const msap_task* t = task_ctx;
@@ -230,7 +237,10 @@ static void msap_plan_range(uint32_t start, uint32_t end, uint32_t worker, void*
     for (uint32_t b = start; b < end; b++) {
         uint32_t first = b * VL_MSAP_MOVER_BLOCK, last = m - first < VL_MSAP_MOVER_BLOCK ? m : first + VL_MSAP_MOVER_BLOCK;
         uint32_t n = block_base(b);
-        for (uint32_t i = first; i < last; i++) n = msap_plan_mover(t->ms, t->o, i, n);
+        for (uint32_t i = first; i < last; i++) {
+            if (i + VL_MSAP_PLAN_AHEAD < m) msap_prefetch_mover(t->ms, t->o, t->ms->movers[i + VL_MSAP_PLAN_AHEAD]);
+            n = msap_plan_mover(t->ms, t->o, i, n);
+        }
         t->ms->block_ops[b] = n - block_base(b);
     }
 }

@@ -28,6 +28,7 @@
 #define VL_MSAP_NONE 0xFFFFFFFFu
 #define VL_MSAP_ENTERS 0x80000000u /* on an operation's cell (cells are below 2^16): an insertion */
 #define VL_MSAP_MOVER_BLOCK 256u /* movers planned per task */
+#define VL_MSAP_PLAN_AHEAD 8u    /* the plan fetches the lines of the mover this far ahead */
 #define VL_MSAP_TRUE 0x80000000u /* on a cell candidate's first slot (slots are below 2^24): it overlaps */
 
 /* Per-slot state bits. */
