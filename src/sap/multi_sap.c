@@ -33,6 +33,7 @@ static void msap_destroy(vl_broadphase* bp) {
     vl_array_free((void**)&ms->ops, &ms->ops_cap, sizeof(vl_msap_op));
     vl_array_free((void**)&ms->op_cell, &ms->op_cell_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->block_ops, &ms->block_ops_cap, sizeof(uint32_t));
+    vl_array_free((void**)&ms->block_ovf, &ms->block_ovf_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->order, &ms->order_cap, sizeof(uint32_t));
     vl_array_free((void**)&ms->busy, &ms->busy_cap, sizeof(uint32_t));
     vl_pair_buffer_free(&ms->ovf_out);
@@ -223,6 +224,13 @@ typedef struct msap_task {
 /* First operation of block b. */
 static inline uint32_t block_base(uint32_t b) { return b * VL_MSAP_ENTRIES * VL_MSAP_MOVER_BLOCK; }
 
+/* The lines a mover's plan reads: its entries, the box its cells hold, its new box. */
+static inline void msap_prefetch_mover(const vl_msap* ms, const vl_bp_objects* o, uint32_t h) {
+    __builtin_prefetch(ms->ent + (size_t)h * VL_MSAP_ENTRIES);
+    __builtin_prefetch(ms->held + h);
+    __builtin_prefetch(o->boxes + h);
+}
+
 static void msap_plan_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
     (void)worker;
     const msap_task* t = task_ctx;
@@ -230,7 +238,10 @@ static void msap_plan_range(uint32_t start, uint32_t end, uint32_t worker, void*
     for (uint32_t b = start; b < end; b++) {
         uint32_t first = b * VL_MSAP_MOVER_BLOCK, last = m - first < VL_MSAP_MOVER_BLOCK ? m : first + VL_MSAP_MOVER_BLOCK;
         uint32_t n = block_base(b);
-        for (uint32_t i = first; i < last; i++) n = msap_plan_mover(t->ms, t->o, i, n);
+        for (uint32_t i = first; i < last; i++) {
+            if (i + VL_MSAP_PLAN_AHEAD < m) msap_prefetch_mover(t->ms, t->o, t->ms->movers[i + VL_MSAP_PLAN_AHEAD]);
+            n = msap_plan_mover(t->ms, t->o, i, n);
+        }
         t->ms->block_ops[b] = n - block_base(b);
     }
 }
@@ -257,6 +268,7 @@ static vl_status msap_plan(vl_msap* ms, const vl_bp_objects* o, const vl_context
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->ops, &ms->ops_cap, 0, slots, sizeof(vl_msap_op));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->op_cell, &ms->op_cell_cap, 0, slots, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->block_ops, &ms->block_ops_cap, 0, blocks + 1ull, sizeof(uint32_t));
+    if (s == VL_OK) s = vl_array_reserve((void**)&ms->block_ovf, &ms->block_ovf_cap, 0, blocks + 1ull, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->order, &ms->order_cap, 0, 8ull * m + 1, sizeof(uint32_t));
     if (s == VL_OK) s = vl_array_reserve((void**)&ms->busy, &ms->busy_cap, 0, ms->cell_count, sizeof(uint32_t));
     if (s != VL_OK) return s;
@@ -282,6 +294,7 @@ static vl_status msap_queue(vl_msap* ms) {
         if (!n) continue;
         ms->busy[ms->busy_count++] = c;
         /* room for as many members entering as operations (a cell grown and not used is harmless) */
+        if (vl_msap_cell_has_room(&ms->cells[c], ms->cells[c].n + n)) continue;
         vl_status s = vl_msap_cell_reserve(&ms->cells[c], ms->cells[c].n + n);
         if (s != VL_OK) return s;
     }
@@ -306,6 +319,29 @@ static vl_status msap_queue(vl_msap* ms) {
 static inline int msap_truth(const vl_bp_objects* o, uint32_t a, uint32_t b) {
     return (o->flags[a] & o->flags[b] & VL_OBJ_ALIVE) && vl_bp_may_pair(o, a, b) &&
            vl_aabb_overlap(&o->boxes[a], &o->boxes[b]);
+}
+
+/* Cell c's moves read their endpoint indices first, then their endpoints on the axes that changed:
+ * the first lines are fetched one cell ahead (indices), the second at the cell (a removal may
+ * renumber a mover: then a line is wasted). */
+static void msap_prefetch_indices(const vl_msap* ms, uint32_t c) {
+    const vl_msap_cell* cell = &ms->cells[c];
+    for (uint32_t i = ms->start[c]; i < ms->start[c + 1]; i++) {
+        const vl_msap_op* op = &ms->ops[ms->order[i]];
+        if (op->kind == VL_MSAP_OP_MOVE) __builtin_prefetch(cell->pos + (size_t)op->local * 6);
+    }
+}
+
+static void msap_prefetch_endpoints(const vl_msap* ms, uint32_t c) {
+    const vl_msap_cell* cell = &ms->cells[c];
+    for (uint32_t i = ms->start[c]; i < ms->start[c + 1]; i++) {
+        const vl_msap_op* op = &ms->ops[ms->order[i]];
+        if (op->kind != VL_MSAP_OP_MOVE) continue;
+        const uint32_t* p = cell->pos + (size_t)op->local * 6;
+        for (int a = 0; a < 3; a++)
+            if (op->from.min[a] != op->to.min[a] || op->from.max[a] != op->to.max[a])
+                __builtin_prefetch(cell->ep[a] + p[2 * a]), __builtin_prefetch(cell->ep[a] + p[2 * a + 1]);
+    }
 }
 
 /* One cell's slice of the queue: removals, moves, insertions; then its candidates take their
@@ -336,7 +372,14 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     for (uint32_t i = 0; i < cell->out.count; i++) {
         uint32_t a = p[i].a & ~VL_MSAP_TRUE, b = p[i].b;
         int truth = msap_truth(o, a, b);
-        if (settled && truth == (vl_pm_find(pm, a, b) != VL_PM_NONE)) continue;
+        if (settled) {
+            uint32_t at = vl_pm_find(pm, a, b);
+            if (truth == (at != VL_PM_NONE)) continue;
+            if (!truth) { /* the merge removes it by index: adds only append, so the index holds */
+                p[kept++] = (vl_pair){at, VL_MSAP_NONE};
+                continue;
+            }
+        }
         p[kept++] = (vl_pair){a | (truth ? VL_MSAP_TRUE : 0u), b};
     }
     cell->out.count = kept;
@@ -347,41 +390,85 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
 static void msap_cells_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
     (void)worker;
     const msap_task* t = task_ctx;
-    for (uint32_t i = start; i < end; i++) msap_run_cell(t->ms, t->o, t->ms->busy[i]);
+    const uint32_t* busy = t->ms->busy;
+    if (start < end) msap_prefetch_indices(t->ms, busy[start]);
+    for (uint32_t i = start; i < end; i++) {
+        if (i + 1 < end) msap_prefetch_indices(t->ms, busy[i + 1]);
+        msap_prefetch_endpoints(t->ms, busy[i]);
+        msap_run_cell(t->ms, t->o, busy[i]);
+    }
 }
 
 static void ovf_push(vl_msap* ms, uint32_t a, uint32_t b) { vl_msap_push(&ms->ovf_out, &ms->rescan, a, b); }
 
-/* After the cells: entries of cells left are freed, footprints and the overflow set updated, and
- * the candidates with an overflow end gathered. */
-static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
-    for (uint32_t b = 0; b < msap_blocks(ms); b++)
+/* Mover i's class after the commit: in the cells, in the overflow set, or 0 (dead). */
+static inline uint8_t msap_class_after(const vl_msap* ms, const vl_bp_objects* o, uint32_t i) {
+    uint32_t h = ms->movers[i];
+    if (!(o->flags[h] & VL_OBJ_ALIVE)) return 0;
+    return ms->new_range[4ull * i] != VL_MSAP_NONE ? VL_MSAP_IN_CELLS : VL_MSAP_IN_OVF;
+}
+
+/* Settles mover i: its footprint, the box its cells hold, its class (the overflow set is not
+ * touched here). */
+static inline void msap_settle_mover(vl_msap* ms, const vl_bp_objects* o, uint32_t i, uint8_t was_ovf, uint8_t now) {
+    uint32_t h = ms->movers[i];
+    if (now == VL_MSAP_IN_CELLS) {
+        memcpy(ms->range + 4ull * h, ms->new_range + 4ull * i, 4 * sizeof(uint32_t));
+        ms->held[h] = o->boxes[h];
+    }
+    uint8_t left = (uint8_t)(ms->cls[h] & VL_MSAP_LEFT_OVF) | (was_ovf && now != VL_MSAP_IN_OVF ? VL_MSAP_LEFT_OVF : 0);
+    ms->cls[h] = (uint8_t)(now | VL_MSAP_MOVED | left);
+}
+
+/* After the cells, blocks of movers: entries of cells left are freed; each mover that neither was
+ * nor is in the overflow set is settled; a block with one that was or is gets block_ovf set, for
+ * msap_settle. Writes only its movers' state. */
+static void msap_settle_range(uint32_t start, uint32_t end, uint32_t worker, void* task_ctx) {
+    (void)worker;
+    const msap_task* t = task_ctx;
+    vl_msap* ms = t->ms;
+    for (uint32_t b = start; b < end; b++) {
         for (uint32_t j = block_base(b); j < block_base(b) + ms->block_ops[b]; j++)
             if (ms->ops[j].kind == VL_MSAP_OP_REMOVE) {
                 vl_msap_entry* e = ms->ent + (size_t)ms->ops[j].handle * VL_MSAP_ENTRIES + ms->ops[j].entry;
                 e->cell = e->local = VL_MSAP_NONE;
             }
+        uint32_t first = b * VL_MSAP_MOVER_BLOCK, m = ms->mover_count, ovf = 0;
+        uint32_t last = m - first < VL_MSAP_MOVER_BLOCK ? m : first + VL_MSAP_MOVER_BLOCK;
+        for (uint32_t i = first; i < last; i++) {
+            uint8_t was = ms->cls[ms->movers[i]] & VL_MSAP_IN_OVF, now = msap_class_after(ms, t->o, i);
+            if (was || now == VL_MSAP_IN_OVF)
+                ovf = 1;
+            else
+                msap_settle_mover(ms, t->o, i, 0, now);
+        }
+        ms->block_ovf[b] = ovf;
+    }
+}
+
+/* After msap_settle_range: the movers that were or are in the overflow set are settled and the
+ * overflow set updated; the candidates with an overflow end are gathered. */
+static void msap_settle(vl_msap* ms, const vl_bp_objects* o) {
     int had_ovf = ms->ovf_count > 0;
-    for (uint32_t i = 0; i < ms->mover_count; i++) {
-        uint32_t h = ms->movers[i];
-        const uint32_t* r = ms->new_range + 4ull * i;
-        uint8_t was = ms->cls[h] & VL_MSAP_IN_OVF;
-        uint8_t now = !(o->flags[h] & VL_OBJ_ALIVE) ? 0 : r[0] != VL_MSAP_NONE ? VL_MSAP_IN_CELLS : VL_MSAP_IN_OVF;
-        if (was && now != VL_MSAP_IN_OVF) { /* leaves the overflow set */
-            uint32_t at = ms->ovf_at[h], last = ms->ovf[--ms->ovf_count];
-            ms->ovf[at] = last;
-            ms->ovf_at[last] = at;
-            had_ovf = 1;
-        } else if (!was && now == VL_MSAP_IN_OVF) {
-            ms->ovf_at[h] = ms->ovf_count;
-            ms->ovf[ms->ovf_count++] = h;
+    for (uint32_t b = 0; b < msap_blocks(ms); b++) {
+        if (!ms->block_ovf[b]) continue;
+        uint32_t first = b * VL_MSAP_MOVER_BLOCK, m = ms->mover_count;
+        uint32_t last = m - first < VL_MSAP_MOVER_BLOCK ? m : first + VL_MSAP_MOVER_BLOCK;
+        for (uint32_t i = first; i < last; i++) {
+            uint32_t h = ms->movers[i];
+            uint8_t was = ms->cls[h] & VL_MSAP_IN_OVF, now = msap_class_after(ms, o, i);
+            if (!was && now != VL_MSAP_IN_OVF) continue; /* settled by its block */
+            if (was && now != VL_MSAP_IN_OVF) { /* leaves the overflow set */
+                uint32_t at = ms->ovf_at[h], last_ovf = ms->ovf[--ms->ovf_count];
+                ms->ovf[at] = last_ovf;
+                ms->ovf_at[last_ovf] = at;
+                had_ovf = 1;
+            } else if (!was) {
+                ms->ovf_at[h] = ms->ovf_count;
+                ms->ovf[ms->ovf_count++] = h;
+            }
+            msap_settle_mover(ms, o, i, was, now);
         }
-        if (now == VL_MSAP_IN_CELLS) {
-            memcpy(ms->range + 4ull * h, r, 4 * sizeof *r);
-            ms->held[h] = o->boxes[h];
-        }
-        uint8_t left = (uint8_t)(ms->cls[h] & VL_MSAP_LEFT_OVF) | (was && now != VL_MSAP_IN_OVF ? VL_MSAP_LEFT_OVF : 0);
-        ms->cls[h] = (uint8_t)(now | VL_MSAP_MOVED | left);
     }
     if (!had_ovf && !ms->ovf_count) return;
     ms->scan_pm = 1; /* pairs with an overflow end that stopped are found among the movers' pairs */
@@ -418,6 +505,11 @@ static inline void msap_eval(vl_pair_manager* pm, const vl_bp_objects* o, uint32
     msap_set(pm, a, b, msap_truth(o, a, b));
 }
 
+static void msap_clear_candidates(vl_msap* ms) {
+    for (uint32_t c = 0; c < ms->cell_count; c++) ms->cells[c].out.count = 0, ms->cells[c].lost = 0;
+    ms->ovf_out.count = 0;
+}
+
 /* Applies every candidate to the pair manager, in cell order. On failure (the pair manager's
  * room) nothing is applied, and the next commit rescans (the truths found now may be stale then). */
 static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
@@ -428,8 +520,9 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     }
     if (ms->rescan) total = vl_msap_all_pairs(ms, o, NULL);
     vl_status s = vl_pm_reserve(&ms->pm, total);
-    if (s != VL_OK) {
+    if (s != VL_OK) { /* the rescan replaces the candidates (and their pair indices) */
         ms->rescan = 1;
+        msap_clear_candidates(ms);
         return s;
     }
     vl_pair_manager* pm = &ms->pm;
@@ -440,8 +533,11 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
         for (uint32_t c = 0; c < ms->cell_count; c++) {
             const vl_pair_buffer* out = &ms->cells[c].out;
             for (uint32_t i = 0; i < out->count; i++) {
-                uint32_t a = out->pairs[i].a;
-                msap_set(pm, a & ~VL_MSAP_TRUE, out->pairs[i].b, (a & VL_MSAP_TRUE) != 0);
+                uint32_t a = out->pairs[i].a, b = out->pairs[i].b;
+                if (b == VL_MSAP_NONE)
+                    vl_pm_remove_at(pm, a);
+                else
+                    msap_set(pm, a & ~VL_MSAP_TRUE, b, (a & VL_MSAP_TRUE) != 0);
             }
         }
         for (uint32_t i = 0; i < ms->ovf_out.count; i++) msap_eval(pm, o, ms->ovf_out.pairs[i].a, ms->ovf_out.pairs[i].b);
@@ -452,8 +548,7 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
                 if ((f & VL_MSAP_MOVED) && (f & (VL_MSAP_IN_OVF | VL_MSAP_LEFT_OVF))) msap_eval(pm, o, p.a, p.b);
             }
     }
-    for (uint32_t c = 0; c < ms->cell_count; c++) ms->cells[c].out.count = 0, ms->cells[c].lost = 0;
-    ms->ovf_out.count = 0;
+    msap_clear_candidates(ms);
     ms->rescan = ms->scan_pm = 0;
     return VL_OK;
 }
@@ -474,6 +569,7 @@ static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_p
             /* from here the cells change: a later failure keeps the candidates for the next commit */
             msap_task t = {ms, o};
             msap_run(ctx, msap_cells_range, ms->busy_count, &t);
+            msap_run(ctx, msap_settle_range, msap_blocks(ms), &t);
             msap_settle(ms, o);
         }
         s = msap_merge(ms, o);

@@ -28,6 +28,7 @@
 #define VL_MSAP_NONE 0xFFFFFFFFu
 #define VL_MSAP_ENTERS 0x80000000u /* on an operation's cell (cells are below 2^16): an insertion */
 #define VL_MSAP_MOVER_BLOCK 256u /* movers planned per task */
+#define VL_MSAP_PLAN_AHEAD 8u    /* the plan fetches the lines of the mover this far ahead */
 #define VL_MSAP_TRUE 0x80000000u /* on a cell candidate's first slot (slots are below 2^24): it overlaps */
 
 /* Per-slot state bits. */
@@ -62,7 +63,9 @@ typedef struct vl_msap_cell {
     uint32_t ep_cap[3], pos_cap, id_cap;
     uint32_t n;
     uint32_t index; /* of this cell in the grid */
-    vl_pair_buffer out; /* candidate pairs found by this cell's operations, VL_MSAP_TRUE when they overlap */
+    vl_pair_buffer out; /* candidate pairs found by this cell's operations; once run, those that change the pair
+                         * set: (a | VL_MSAP_TRUE, b) to add, (a, b) to remove, or (index in the pair
+                         * manager, VL_MSAP_NONE) to remove */
     int lost;           /* a candidate could not be stored: the merge rescans everything */
 } vl_msap_cell;
 
@@ -97,9 +100,10 @@ typedef struct vl_msap {
     vl_msap_op* ops;
     uint32_t* op_cell; /* the cell of each, VL_MSAP_ENTERS on an insertion */
     uint32_t* block_ops;
+    uint32_t* block_ovf; /* a block has movers that were or are in the overflow set (settled last) */
     uint32_t* order;   /* the operations' indices grouped by cell, in mover order within a cell */
     uint32_t* busy;    /* the cells with operations, in cell order */
-    uint32_t new_range_cap, start_cap, ops_cap, op_cell_cap, block_ops_cap, order_cap, busy_cap, busy_count;
+    uint32_t new_range_cap, start_cap, ops_cap, op_cell_cap, block_ops_cap, block_ovf_cap, order_cap, busy_cap, busy_count;
     int rescan;    /* a candidate was lost: the merge checks every pair */
     int scan_pm;   /* overflow objects moved or were met: the merge checks the movers' pairs */
 } vl_msap;
@@ -134,6 +138,12 @@ static inline void vl_msap_push(vl_pair_buffer* out, int* lost, uint32_t a, uint
 
 /* multi_sap_cell.c: one cell's operations; entries of the members are fixed up by a removal. */
 vl_status vl_msap_cell_reserve(vl_msap_cell* c, uint32_t members);
+/* The cell's arrays already hold `members` (vl_msap_cell_reserve would change nothing). */
+static inline int vl_msap_cell_has_room(const vl_msap_cell* c, uint32_t members) {
+    uint64_t eps = 2ull * members + 2;
+    return c->ep_cap[0] >= eps && c->ep_cap[1] >= eps && c->ep_cap[2] >= eps && c->pos_cap >= 6ull * members &&
+           c->id_cap >= members;
+}
 void vl_msap_cell_free(vl_msap_cell* c);
 /* Adds handle h (room reserved) and returns its local index; candidates: the members it overlaps. */
 uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h);

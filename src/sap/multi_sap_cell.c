@@ -27,10 +27,11 @@ void vl_msap_cell_free(vl_msap_cell* c) {
     vl_pair_buffer_free(&c->out);
 }
 
-/* Locals a and b overlap on all three axes, by endpoint indices. */
-static inline int cell_overlap3(const uint32_t* pos, uint32_t a, uint32_t b) {
+/* Locals a and b overlap on all three axes, by endpoint indices (branch-free: 0 or 1). */
+static inline uint32_t cell_overlap3(const uint32_t* pos, uint32_t a, uint32_t b) {
     const uint32_t *pa = pos + (size_t)a * 6, *pb = pos + (size_t)b * 6;
-    return pa[0] < pb[1] && pb[0] < pa[1] && pa[2] < pb[3] && pb[2] < pa[3] && pa[4] < pb[5] && pb[4] < pa[5];
+    return (uint32_t)(pa[0] < pb[1]) & (pb[0] < pa[1]) & (pa[2] < pb[3]) & (pb[2] < pa[3]) & (pa[4] < pb[5]) &
+           (pb[4] < pa[5]);
 }
 
 /* Candidates of local q: every other member it overlaps (by indices), both static too (a
@@ -38,20 +39,20 @@ static inline int cell_overlap3(const uint32_t* pos, uint32_t a, uint32_t b) {
 static void cell_push_overlaps(vl_msap_cell* c, uint32_t q) {
     uint32_t h = c->id[q];
     for (uint32_t j = 0; j < c->n; j++)
-        if (j != q && cell_overlap3(c->pos, q, j)) vl_msap_push(&c->out, &c->lost, h, c->id[j]);
+        if (__builtin_expect((j != q) & cell_overlap3(c->pos, q, j), 0)) vl_msap_push(&c->out, &c->lost, h, c->id[j]);
 }
 
-/* First index of e[1..hi] whose endpoint is above m (e[hi] is the high sentinel). */
+/* First index of e[1..hi] whose endpoint is above m (e[hi] is the high sentinel); branch-free
+ * halving, as the comparisons go either way at random. */
 static inline uint32_t cell_upper(const vl_endpoint* e, uint32_t hi, vl_endpoint m) {
-    uint32_t lo = 1;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (e[mid] > m)
-            hi = mid;
-        else
-            lo = mid + 1;
+    const vl_endpoint* base = e + 1;
+    uint32_t len = hi; /* the answer lies in base[0 .. len - 1] */
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base += (size_t)(base[half - 1] <= m) * half;
+        len -= half;
     }
-    return lo;
+    return (uint32_t)(base - e);
 }
 
 uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h) {

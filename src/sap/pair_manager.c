@@ -132,6 +132,8 @@ void vl_pm_remove(vl_pair_manager* pm, uint32_t a, uint32_t b) {
     if (i != VL_PM_NONE) pm_flag_removed(pm, i);
 }
 
+void vl_pm_remove_at(vl_pair_manager* pm, uint32_t i) { pm_flag_removed(pm, i); }
+
 void vl_pm_remove_owners(vl_pair_manager* pm, const uint8_t* owner_flags, uint8_t mask) {
     for (uint32_t i = 0; i < pm->count; i++)
         if ((owner_flags[pm->pairs[i].a] | owner_flags[pm->pairs[i].b]) & mask) pm_flag_removed(pm, i);

@@ -49,6 +49,9 @@ vl_status vl_pm_add(vl_pair_manager* pm, uint32_t a, uint32_t b);
 /* Flags (a, b) REMOVED; nothing when absent. Never allocates. */
 void vl_pm_remove(vl_pair_manager* pm, uint32_t a, uint32_t b);
 
+/* Flags REMOVED pair i, an index given by vl_pm_find since the last commit. Never allocates. */
+void vl_pm_remove_at(vl_pair_manager* pm, uint32_t i);
+
 /* Flags REMOVED every pair with an end whose byte in owner_flags has a bit of `mask`. O(pairs). */
 void vl_pm_remove_owners(vl_pair_manager* pm, const uint8_t* owner_flags, uint8_t mask);
 
