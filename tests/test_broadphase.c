@@ -549,14 +549,14 @@ static void test_failing_allocator(void) {
             if (op != 3) continue;
             commit_under_budgets(bp, &m, &h, kind, &failures);
         }
-        /* periods of few movers: the box-pruning kind's incremental commit */
+        /* periods of few movers: the box-pruning kind's incremental commit; flips */
         for (int period = 0; period < 6; period++) {
-            for (int op = 0; op < 3; op++)
+            for (int op = 0; op < 4; op++)
                 for (long b = 0;; b++) {
                     test_rng saved = r;
                     static vl_aabb boxes[20];
                     static uint32_t out[20];
-                    uint32_t k = op == 0 ? 3 : op == 1 ? 20 : 2;
+                    uint32_t k = op == 0 ? 3 : op == 1 ? 20 : op == 2 ? 2 : 40;
                     uint32_t flags = period % 2 ? VL_STATIC : 0;
                     h.budget = b;
                     vl_status s = VL_OK;
@@ -567,13 +567,27 @@ static void test_failing_allocator(void) {
                         k = mirror_pick(&m, &r, k);
                         for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
                         s = vl_broadphase_update(bp, m.list, boxes, k);
-                    } else {
+                    } else if (op == 2) {
                         k = mirror_pick(&m, &r, k);
                         s = vl_broadphase_remove(bp, m.list, k);
+                    } else {
+                        k = mirror_pick(&m, &r, k);
+                        s = vl_broadphase_set_static(bp, m.list, k, period % 2 == 0);
                     }
                     h.budget = -1;
+                    if (s == VL_ERR_OUT_OF_MEMORY && op == 3) /* the kinds that flip all or nothing */
+                        for (uint32_t i = 0; i < k; i++) {
+                            vl_aabb got;
+                            int gone = vl_broadphase_get_box(bp, m.list[i], &got) != VL_OK;
+                            CHECK(!gone || (kinds[kind] != VL_BROADPHASE_SAP && kinds[kind] != VL_BROADPHASE_STATIC_SAP &&
+                                            kinds[kind] != VL_BROADPHASE_BOX_PRUNING),
+                                  "%s: a failed flip removed objects", kind_names[kind]);
+                            if (gone) m.live[SLOT(m.list[i])] = 0, m.freed[SLOT(m.list[i])] = 1, m.alive--;
+                        }
                     if (s == VL_ERR_OUT_OF_MEMORY) {
                         failures++;
+                        CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after failure op %d budget %ld",
+                              kind_names[kind], op, b);
                         r = saved;
                         continue;
                     }
@@ -583,6 +597,7 @@ static void test_failing_allocator(void) {
                         if (op == 0) mirror_take(&m, out[i], &boxes[i], flags != 0);
                         if (op == 1) m.box[x] = boxes[i];
                         if (op == 2) m.live[x] = 0, m.freed[x] = 1, m.alive--;
+                        if (op == 3) m.stat[x] = period % 2 == 0;
                     }
                     break;
                 }

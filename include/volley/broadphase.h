@@ -208,7 +208,8 @@ VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles
  * state are left alone. VL_BROADPHASE_STATIC_SAP flips in place; every other kind as the kind's
  * removal and addition under the same handles. Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, handles
  * NULL with count > 0), VL_ERR_INVALID_HANDLE, VL_ERR_DUPLICATE_HANDLE, VL_ERR_OUT_OF_MEMORY:
- * nothing changed for VL_BROADPHASE_STATIC_SAP and VL_BROADPHASE_BOX_PRUNING; for the other kinds
+ * nothing changed for VL_BROADPHASE_SAP, VL_BROADPHASE_STATIC_SAP and VL_BROADPHASE_BOX_PRUNING
+ * (what the addition needs is found and reserved before the removal); for the other kinds
  * the objects are put back as they were, which needs memory again; should that fail too, they are
  * removed (handles dead, pairs reported deleted at the next commit; vl_broadphase_get_box says
  * which). */

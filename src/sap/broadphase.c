@@ -215,10 +215,10 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
     return VL_OK;
 }
 
-/* The static SAP flips in place, all or nothing (vl_ssap_set_static). Every other kind: the
- * objects that change leave the kind and come back under the same handles with the other flag; a
- * kind keeps the pairs it finds again (a pair flagged removed and added back is neither deleted nor
- * created). When the way back in fails, they come back with their old flag. */
+/* The SAP and the static SAP flip all or nothing (vl_sap_set_static, vl_ssap_set_static). Every
+ * other kind: the objects that change leave the kind and come back under the same handles with the
+ * other flag; a kind keeps the pairs it finds again (a pair flagged removed and added back is
+ * neither deleted nor created). When the way back in fails, they come back with their old flag. */
 vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
     if (!bp || (count && !handles)) return VL_ERR_INVALID_ARGUMENT;
     if (!count) return VL_OK;
@@ -233,8 +233,9 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
         if ((o->flags[o->slots[i]] & VL_OBJ_STATIC) != want) flip[n++] = o->slots[i];
     if (!n) return VL_OK;
     bp->handle_pairs_fresh = 0;
-    if (bp->desc.kind == VL_BROADPHASE_STATIC_SAP) {
-        s = vl_ssap_set_static(bp, flip, n, is_static);
+    if (bp->desc.kind == VL_BROADPHASE_STATIC_SAP || bp->desc.kind == VL_BROADPHASE_SAP) {
+        s = bp->desc.kind == VL_BROADPHASE_SAP ? vl_sap_set_static(bp, flip, n, is_static)
+                                               : vl_ssap_set_static(bp, flip, n, is_static);
         VL_BP_DEBUG_VALIDATE(bp);
         return s;
     }

@@ -41,20 +41,20 @@ static vl_status sap_reserve_add(vl_sap* sap, const vl_bp_objects* o, uint32_t c
 }
 
 /* New pairs of a batch: box pruning among the new boxes, and of the new boxes against the old
- * ones, taken in the order of the chosen axis's endpoint array (already sorted). */
+ * ones, taken in the order of the chosen axis's endpoint array (already sorted) less the objects
+ * with VL_OBJ_MARK (a flip finds the pairs of its objects while they are still in the arrays). */
 static vl_status sap_find_new_pairs(vl_sap* sap, const vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
-    uint32_t old_count = (sap->ep_count - 2) / 2;
     vl_axis_stats stats = {0};
     vl_axis_stats_add(&stats, o->boxes, handles, count);
     int axis = vl_axis_stats_best(&stats);
     const vl_endpoint* e = sap->ep[axis];
     uint32_t n_old = 0;
     for (uint32_t i = 1; i + 1 < sap->ep_count; i++)
-        if (!ep_is_max(e[i])) sap->old_ids[n_old++] = ep_owner(e[i]);
+        if (!ep_is_max(e[i]) && !(o->flags[ep_owner(e[i])] & VL_OBJ_MARK)) sap->old_ids[n_old++] = ep_owner(e[i]);
     sap->found.count = 0;
     vl_status s = vl_prune_set_build(&sap->set_new, &sap->prune_scratch, o->boxes, handles, count, axis, 0);
     if (s == VL_OK) s = vl_prune_complete(&sap->set_new, 0, &sap->found);
-    if (s == VL_OK && old_count) {
+    if (s == VL_OK && n_old) {
         s = vl_prune_set_build(&sap->set_old, &sap->prune_scratch, o->boxes, sap->old_ids, n_old, axis, 1);
         if (s == VL_OK) s = vl_prune_bipartite(&sap->set_new, &sap->set_old, 0, &sap->found);
     }
@@ -62,14 +62,17 @@ static vl_status sap_find_new_pairs(vl_sap* sap, const vl_bp_objects* o, const u
     return s;
 }
 
-vl_status vl_sap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
-    vl_sap* sap = bp->impl;
-    const vl_bp_objects* o = &bp->objects;
+/* Everything that adding handles[count] can fail on: room, their pairs (in sap->found), room for
+ * those in the pair manager. Changes nothing else. */
+static vl_status sap_prepare_add(vl_sap* sap, const vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
     vl_status s = sap_reserve_add(sap, o, count);
     if (s == VL_OK) s = sap_find_new_pairs(sap, o, handles, count);
     if (s == VL_OK) s = vl_pm_reserve(&sap->pm, sap->found.count);
-    if (s != VL_OK) return s;
-    /* from here on nothing can fail */
+    return s;
+}
+
+/* Adds handles[count] after sap_prepare_add: one merge per axis, then the pairs found. Cannot fail. */
+static void sap_insert(vl_sap* sap, const vl_bp_objects* o, const uint32_t* handles, uint32_t count) {
     for (int a = 0; a < 3; a++) {
         for (uint32_t k = 0; k < count; k++) {
             uint32_t h = handles[k];
@@ -82,7 +85,27 @@ vl_status vl_sap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count)
     }
     sap->ep_count += 2 * count;
     for (uint32_t i = 0; i < sap->found.count; i++) vl_pm_add(&sap->pm, sap->found.pairs[i].a, sap->found.pairs[i].b);
-    return VL_OK;
+}
+
+vl_status vl_sap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count) {
+    vl_sap* sap = bp->impl;
+    vl_status s = sap_prepare_add(sap, &bp->objects, handles, count);
+    if (s == VL_OK) sap_insert(sap, &bp->objects, handles, count);
+    return s;
+}
+
+vl_status vl_sap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
+    vl_sap* sap = bp->impl;
+    vl_bp_objects* o = &bp->objects;
+    const uint8_t want = is_static ? VL_OBJ_STATIC : 0;
+    /* the new flag, and the mark that keeps them out of the pruning against the others */
+    for (uint32_t k = 0; k < count; k++) o->flags[handles[k]] = (uint8_t)(VL_OBJ_ALIVE | VL_OBJ_MARK | want);
+    vl_status s = sap_prepare_add(sap, o, handles, count);
+    if (s == VL_OK) vl_sap_remove(bp, handles, count);
+    for (uint32_t k = 0; k < count; k++)
+        o->flags[handles[k]] = (uint8_t)(VL_OBJ_ALIVE | (s == VL_OK ? want : want ^ VL_OBJ_STATIC));
+    if (s == VL_OK) sap_insert(sap, o, handles, count);
+    return s;
 }
 
 /* ---- rebuild: a big update as one sort and one box pruning -------------------------------- */
