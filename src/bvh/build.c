@@ -128,12 +128,6 @@ static void pass_run(const vl_context* ctx, build_pass* p, uint32_t count, vl_ta
         fn(0, pieces, 0, p);
 }
 
-/* Items [*i0, *i1) of piece k. */
-static void pass_piece(const build_pass* p, uint32_t k, uint32_t* i0, uint32_t* i1) {
-    *i0 = k * p->piece;
-    *i1 = p->count - *i0 < p->piece ? p->count : *i0 + p->piece;
-}
-
 /* Runs a check pass; whether every piece passed. */
 static int pass_ok(const vl_context* ctx, build_pass* p, uint32_t count, vl_task_fn* fn) {
     memset(p->bad, 0, sizeof p->bad);
@@ -149,7 +143,7 @@ static void pass_check_vertices(uint32_t start, uint32_t end, uint32_t worker, v
     build_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         p->bad[k] = !vl_bvh_refit_coords_ok(p->xyz, 3 * (size_t)i0, 3 * (size_t)i1);
     }
 }
@@ -160,7 +154,7 @@ static void pass_check_indices(uint32_t start, uint32_t end, uint32_t worker, vo
     build_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (size_t i = 3 * (size_t)i0; i < 3 * (size_t)i1; i++)
             if (p->indices[i] >= p->vertex_count) p->bad[k] = 1;
     }
@@ -172,7 +166,7 @@ static void pass_check_boxes(uint32_t start, uint32_t end, uint32_t worker, void
     build_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         p->bad[k] = !vl_bvh_refit_boxes_ok(p->boxes, i0, i1);
     }
 }
@@ -186,7 +180,7 @@ static void pass_triangle_records(uint32_t start, uint32_t end, uint32_t worker,
     for (uint32_t k = start; k < end; k++) {
         float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (uint32_t i = i0; i < i1; i++) {
             const float* v[3] = {xyz + 3 * (size_t)indices[3 * (size_t)i],
                                  xyz + 3 * (size_t)indices[3 * (size_t)i + 1],
@@ -214,7 +208,7 @@ static void pass_triangle_leaves(uint32_t start, uint32_t end, uint32_t worker, 
     const vl_build* b = p->b;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (uint32_t i = i0; i < i1; i++) {
             const uint32_t first = b->nodes[i].index, count = vl_bvh_node_count(&b->nodes[i]);
             for (uint32_t j = 0; j < count; j++) {
@@ -233,7 +227,7 @@ static void pass_box_records(uint32_t start, uint32_t end, uint32_t worker, void
     build_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (uint32_t i = i0; i < i1; i++) {
             put_box(p->b, i, p->boxes[i].min, p->boxes[i].max);
             p->b->idx[i] = i;
@@ -247,7 +241,7 @@ static void pass_box_leaves(uint32_t start, uint32_t end, uint32_t worker, void*
     build_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (uint32_t s = i0; s < i1; s++) {
             uint32_t prim = p->b->idx[s];
             vl_bvh_box* bx = &p->tree->boxes[s];
@@ -265,7 +259,7 @@ static void pass_triangle_corners(uint32_t start, uint32_t end, uint32_t worker,
     build_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (uint32_t s = i0; s < i1; s++)
             memcpy(p->tree->corners + 3 * (size_t)s, p->indices + 3 * (size_t)p->b->idx[s], 12);
     }
@@ -279,7 +273,7 @@ static void pass_margin(uint32_t start, uint32_t end, uint32_t worker, void* arg
     const float pad = p->pad;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        pass_piece(p, k, &i0, &i1);
+        vl_piece_range(p->count, p->piece, k, &i0, &i1);
         for (uint32_t i = i0; i < i1; i++) {
             vl_bvh_node node = p->b->nodes[i];
             for (int a = 0; a < 3; a++) {

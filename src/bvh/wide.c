@@ -71,7 +71,8 @@ static void write_pieces(uint32_t start, uint32_t end, uint32_t worker, void* ar
     (void)worker;
     const wide_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
-        uint32_t first = k * p->piece, last = p->count - first < p->piece ? p->count : first + p->piece;
+        uint32_t first, last;
+        vl_piece_range(p->count, p->piece, k, &first, &last);
         for (uint32_t wi = first; wi < last; wi++) write_node4(p->bvh, p->kids[wi], &p->bvh->wide[wi]);
     }
 }

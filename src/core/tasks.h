@@ -40,6 +40,12 @@ vl_status vl_context_reserve_shared(vl_context* ctx, size_t bytes);
  * when out cannot grow: out unchanged on both. */
 vl_status vl_context_gather_lists(const vl_context* ctx, uint32_t items, vl_pair_buffer* out);
 
+/* Items [*i0, *i1) of piece k when n items are cut into pieces of `piece` (the last one shorter). */
+static inline void vl_piece_range(uint32_t n, uint32_t piece, uint32_t k, uint32_t* i0, uint32_t* i1) {
+    *i0 = k * piece;
+    *i1 = n - *i0 < piece ? n : *i0 + piece;
+}
+
 /* The scratch of worker w (< worker_count), worker_bytes long; NULL while none was reserved. */
 static inline void* vl_context_worker_scratch(const vl_context* ctx, uint32_t w) {
     return ctx->scratch ? ctx->scratch + ctx->worker_bytes * w : NULL;

@@ -20,17 +20,12 @@ typedef struct set_task {
     int axis;
 } set_task;
 
-static void piece_bounds(const set_task* t, uint32_t k, uint32_t* i0, uint32_t* i1) {
-    *i0 = k * t->piece;
-    *i1 = t->n - *i0 < t->piece ? t->n : *i0 + t->piece;
-}
-
 static void keys_pieces(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     (void)worker;
     const set_task* t = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        piece_bounds(t, k, &i0, &i1);
+        vl_piece_range(t->n, t->piece, k, &i0, &i1);
         vl_prune_keys_fill(t->keys, t->boxes, t->ids, i0, i1, t->axis);
     }
 }
@@ -40,7 +35,7 @@ static void fill_pieces(uint32_t start, uint32_t end, uint32_t worker, void* arg
     const set_task* t = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t i0, i1;
-        piece_bounds(t, k, &i0, &i1);
+        vl_piece_range(t->n, t->piece, k, &i0, &i1);
         vl_prune_set_fill(t->set, t->boxes, t->ids, t->keys, i0, i1, t->axis);
     }
 }

@@ -75,18 +75,13 @@ typedef struct radix_pass {
     unsigned shift;
 } radix_pass;
 
-static void piece_bounds(const radix_pass* p, uint32_t k, uint32_t* i0, uint32_t* i1) {
-    *i0 = k * p->piece;
-    *i1 = p->n - *i0 < p->piece ? p->n : *i0 + p->piece;
-}
-
 static void count_pieces(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     (void)worker;
     const radix_pass* p = arg;
     for (uint32_t k = start; k < end; k++) {
         uint32_t* h = p->hist + (size_t)k * BUCKETS;
         uint32_t i0, i1;
-        piece_bounds(p, k, &i0, &i1);
+        vl_piece_range(p->n, p->piece, k, &i0, &i1);
         memset(h, 0, sizeof(uint32_t) * BUCKETS);
         for (uint32_t i = i0; i < i1; i++) h[(p->src[i] >> p->shift) & (BUCKETS - 1)]++;
     }
@@ -98,7 +93,7 @@ static void scatter_pieces(uint32_t start, uint32_t end, uint32_t worker, void* 
     for (uint32_t k = start; k < end; k++) {
         uint32_t* h = p->hist + (size_t)k * BUCKETS;
         uint32_t i0, i1;
-        piece_bounds(p, k, &i0, &i1);
+        vl_piece_range(p->n, p->piece, k, &i0, &i1);
         for (uint32_t i = i0; i < i1; i++) {
             uint64_t key = p->src[i];
             p->dst[h[(key >> p->shift) & (BUCKETS - 1)]++] = key;
