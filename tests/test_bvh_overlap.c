@@ -167,7 +167,7 @@ static void test_contacts(void) {
     static const float cube[8][3] = {{0, 0, 0}, {8, 0, 0}, {0, 8, 0}, {8, 8, 0}, {0, 0, 8}, {8, 0, 8}, {0, 8, 8}, {8, 8, 8}};
     static const uint8_t faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
                                          {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-    scene_reserve(&m, 8 + 121 + 9, 12 + 200 + 3);
+    scene_reserve(&m, 8 + 121 + 12, 12 + 200 + 4);
     for (int k = 0; k < 8; k++) scene_push_vertex(&m, cube[k][0], cube[k][1], cube[k][2]);
     for (int f = 0; f < 12; f++) scene_push_tri(&m, faces[f][0], faces[f][1], faces[f][2]);
     for (int z = 0; z <= 10; z++)
@@ -182,7 +182,9 @@ static void test_contacts(void) {
     scene_push_vertex(&m, 20, 0, 0), scene_push_vertex(&m, 22, 2, 2), scene_push_vertex(&m, 24, 4, 4);
     scene_push_vertex(&m, 30, 1, 1), scene_push_vertex(&m, 30, 1, 1), scene_push_vertex(&m, 30, 1, 1);
     scene_push_vertex(&m, 40, 0, 0), scene_push_vertex(&m, 40, 0, 0), scene_push_vertex(&m, 40, 0, 6);
-    for (uint32_t k = 0; k < 3; k++) scene_push_tri(&m, base + 3 * k, base + 3 * k + 1, base + 3 * k + 2);
+    /* an edge a denormal off parallel to z: the axis z x edge has a denormal length */
+    scene_push_vertex(&m, 100, 0, 0), scene_push_vertex(&m, 112.5f, 7.5f, -8), scene_push_vertex(&m, 100, -0x1p-149f, -8);
+    for (uint32_t k = 0; k < 4; k++) scene_push_tri(&m, base + 3 * k, base + 3 * k + 1, base + 3 * k + 2);
     scene_bounds(&m);
 
     enum { N = 40 };
@@ -203,6 +205,8 @@ static void test_contacts(void) {
     Q(29, 0, 0, 30, 1, 1, 30, 1, 2, 1, 1);           /* touching the point triangle */
     Q(30.5f, 0, 0, 31, 1, 1, 30, 1, 2.5f, 1, 0);     /* near it */
     Q(40, 0, 3, 41, 1, 4, 41, 0, 3, 1, 1);           /* touching the repeated-vertex segment */
+    Q(99.5f, 0, 0, 100, 0, 0, 99.5f, 0, 0, 0.5f, 1); /* a segment ending on its vertex */
+    Q(99.5f, -0x1p-149f, 0, 100, -0x1p-149f, 0, 99.5f, -0x1p-149f, 0, 0.5f, 1); /* the fuzzer's: a denormal below */
     Q(-100, -100, -100, 100, 100, 100, 0, 0, 0, 200, 1); /* everything */
     Q(-INFINITY, -INFINITY, -INFINITY, INFINITY, -1, INFINITY, 0, -1e6f, 0, 999999, 1); /* a half-space: the floor */
     Q(-INFINITY, -INFINITY, -INFINITY, INFINITY, -1.5f, INFINITY, 0, -1e6f, 0, 999900, 0);

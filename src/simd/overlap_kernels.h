@@ -133,13 +133,18 @@ VL_INLINE vl_fw vl_ovw_apart3(vl_fw pa, vl_fw pb, vl_fw pc, vl_fw r) {
                     vl_fw_lt(vl_fw_max(pa, vl_fw_max(pb, pc)), vl_fw_sub(vl_fw_zero(), r)));
 }
 
+/* An absolute slack on every axis of the box-triangle test: products that underflow (an edge within
+ * 2^-126 of parallel to a box axis gives an axis of denormal length) each lose up to 2^-150, which
+ * no slack relative to the scale covers (a box ending on a vertex was then called apart). */
+#define VL_OV_UNDERFLOW_SLACK 0x1p-144f
+
 /* Separation on the axis u_a x f of an edge f, in doubled units: an end of the edge and the
  * opposite corner (relative to the box's centre) sum to m and project w apart, so the triangle
  * spans P(m) / 2 +- w / 2 and the box +- r2 / 2 (r2 from its full sizes h2). */
 VL_INLINE vl_fw vl_ovw_edge_apart(const vl_fw f[3], const vl_fw af[3], const vl_fw m[3], vl_fw w, const vl_fw h2[3],
                                   int a) {
     const int b = (a + 1) % 3, c = (a + 2) % 3;
-    vl_fw r2 = vl_fw_add(vl_fw_mul(af[c], h2[b]), vl_fw_mul(af[b], h2[c]));
+    vl_fw r2 = vl_fw_add(vl_fw_add(vl_fw_mul(af[c], h2[b]), vl_fw_mul(af[b], h2[c])), vl_fw_set1(VL_OV_UNDERFLOW_SLACK));
     return vl_fw_gt(vl_fw_abs(vl_ovw_edge_proj(f, m, a)), vl_fw_add(w, r2));
 }
 
@@ -220,7 +225,8 @@ VL_INLINE uint32_t vl_ovw_box_tri(const vl_ovw_prep* p, const vl_fw qmin[3], con
     }
     /* all 3 corners on the normal: a sliver's rounded normal is far from perpendicular to it */
     vl_fw pa = vl_ovw_dot(p->n, d);
-    vl_fw sep = vl_ovw_apart3(pa, vl_fw_add(pa, p->n_e1), vl_fw_sub(pa, p->n_e2n), vl_ovw_dot(p->an, h2));
+    vl_fw sep = vl_ovw_apart3(pa, vl_fw_add(pa, p->n_e1), vl_fw_sub(pa, p->n_e2n),
+                              vl_fw_add(vl_ovw_dot(p->an, h2), vl_fw_set1(VL_OV_UNDERFLOW_SLACK)));
     for (int a = 0; a < 3; a++) {
         sep = vl_fw_or(sep, vl_ovw_edge_apart(p->t.e1, p->ae[0], m1, p->an[a], h2, a));  /* v0 -> v1 */
         sep = vl_fw_or(sep, vl_ovw_edge_apart(p->f1, p->ae[1], m2, p->w_f1[a], h2, a));  /* v1 -> v2 */
