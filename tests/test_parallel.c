@@ -416,6 +416,13 @@ static void locked_free(void* ptr, size_t size, size_t alignment, void* user) {
     pthread_mutex_unlock(&g_hooks_lock);
 }
 
+/* Starts counting into h through the locked hooks. */
+static void locked_hooks_begin(test_alloc_hooks* h) {
+    test_alloc_begin(h);
+    vl_allocator locked = {locked_alloc, locked_free, h};
+    vl_set_allocator(&locked);
+}
+
 static long allocs_so_far(const test_alloc_hooks* h) {
     pthread_mutex_lock(&g_hooks_lock);
     long n = h->allocs;
@@ -432,9 +439,7 @@ typedef void context_calls(vl_context* ctx, vl_pair_buffer* out, void* arg);
 static void check_allocates_once(const char* what, context_calls* calls, void* arg, int first_grows) {
     for (int sys = 0; sys < 2; sys++) {
         test_alloc_hooks h;
-        test_alloc_begin(&h);
-        vl_allocator locked = {locked_alloc, locked_free, &h};
-        vl_set_allocator(&locked);
+        locked_hooks_begin(&h);
         toy_system toy;
         vl_thread_pool* pool;
         vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
@@ -465,9 +470,7 @@ static void check_build_out_of_memory(const scene_mesh* m) {
     int built = 0;
     for (long budget = 0; budget < 256 && !built; budget++) {
         test_alloc_hooks h;
-        test_alloc_begin(&h);
-        vl_allocator locked = {locked_alloc, locked_free, &h};
-        vl_set_allocator(&locked);
+        locked_hooks_begin(&h);
         toy_system toy;
         vl_thread_pool* pool;
         vl_context* ctx = make_context(SYS_TOY, 3, &toy, &pool);

@@ -118,6 +118,19 @@ static inline float* vl_bvh_leaf_rows(const vl_bvh* bvh, uint32_t first) {
     return bvh->tris + VL_BVH_TRI_FLOATS * (size_t)first;
 }
 
+/* Asks for the memory of child `child` (count primitives; 0: a node4) ahead of its test: the
+ * node4's two lines, or the leaf's rows or boxes, up to 512 bytes. */
+static inline void vl_bvh_prefetch_child(const vl_bvh* bvh, uint32_t child, uint32_t count) {
+    const char* p = (const char*)&bvh->wide[child];
+    size_t bytes = sizeof(vl_bvh_node4);
+    if (count && bvh->kind == VL_BVH_TRIANGLES)
+        p = (const char*)vl_bvh_leaf_rows(bvh, child), bytes = sizeof(float) * VL_BVH_TRI_FLOATS * count;
+    else if (count)
+        p = (const char*)(bvh->boxes + child), bytes = sizeof(vl_bvh_box) * count;
+    if (bytes > 512) bytes = 512;
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
 /* node4 slots the collapse may need: one per interior binary node (at least one). */
 static inline uint32_t vl_bvh_wide_bound(const vl_bvh* bvh) {
     uint32_t interior = (bvh->node_count - 1) / 2;

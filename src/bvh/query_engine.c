@@ -3,23 +3,6 @@
 
 #include "bvh/query_engine.h"
 
-/* Asks for a child's memory ahead of its test: a node4 (2 lines), or a leaf's triangle rows or
- * boxes (whole, up to 8 lines). */
-static inline void prefetch_child(const vl_bvh* bvh, const vl_bvh_node4* w, int c) {
-    if (!w->count[c]) {
-        const char* node = (const char*)&bvh->wide[w->child[c]];
-        __builtin_prefetch(node), __builtin_prefetch(node + 64);
-        return;
-    }
-    const uint32_t first = w->child[c], count = w->count[c];
-    const char* p = bvh->kind == VL_BVH_TRIANGLES ? (const char*)vl_bvh_leaf_rows(bvh, first)
-                                                  : (const char*)(bvh->boxes + first);
-    size_t bytes = bvh->kind == VL_BVH_TRIANGLES ? sizeof(float) * VL_BVH_TRI_FLOATS * count
-                                                 : sizeof(vl_bvh_box) * count;
-    if (bytes > 512) bytes = 512;
-    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
-}
-
 /* Pending items of a walk: at most 3 siblings wait per level of a tree at most
  * VL_BVH_MAX_DEPTH deep, and 4 below the deepest node. */
 #define VL_QUERY_STACK (3 * VL_BVH_MAX_DEPTH + 8)
@@ -42,7 +25,7 @@ static inline vl_status walk_step(const vl_bvh* bvh, const vl_query_kind* kind, 
     uint32_t bits = kind->node_test1(records + kind->record_floats * (size_t)q->id[j], w);
     for (int c = 3; c >= 0; c--) { /* pushed last to first: lane 0 pops first */
         if (!(bits >> c & 1u)) continue;
-        prefetch_child(bvh, w, c);
+        vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
         q->stack[j][q->top[j]++] = w->count[c] ? (item & ~7u) | (uint32_t)(c + 1) : w->child[c] << 3;
     }
     return VL_OK;
@@ -155,7 +138,7 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
                 for (uint32_t c = 4; c-- > 0;) { /* lane 0 opened first, on top */
                     lists[c] = arena + at;
                     if (!counts[c]) continue;
-                    prefetch_child(bvh, w, (int)c);
+                    vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
                     stack[top++] = (vl_query_entry){w->count[c] ? e.node : w->child[c], w->count[c] ? c + 1 : 0, at,
                                                     counts[c]};
                     at += counts[c];

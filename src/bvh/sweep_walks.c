@@ -19,20 +19,6 @@ typedef struct sweep_walk {
     float tnear[VL_SWEEP_STACK];
 } sweep_walk;
 
-/* Starts loading a child that will be opened: a node4, or a leaf's rows (its primitives). */
-static inline void prefetch_child(const vl_bvh* bvh, int tris, uint32_t child, uint32_t count) {
-    const char* p;
-    size_t bytes;
-    if (!count) {
-        p = (const char*)&bvh->wide[child], bytes = sizeof(vl_bvh_node4);
-    } else if (tris) {
-        p = (const char*)vl_bvh_leaf_rows(bvh, child), bytes = VL_BVH_TRI_FLOATS * sizeof(float) * count;
-    } else {
-        p = (const char*)&bvh->boxes[child], bytes = sizeof(vl_bvh_box) * count;
-    }
-    for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(p + at);
-}
-
 static void walk_start(sweep_walk* w, const vl_sweep_query* q, uint32_t id) {
     w->id = id;
     vl_sweep_rec_set(w->rec, q);
@@ -75,7 +61,7 @@ static inline int walk_step(const vl_bvh* bvh, int tris, sweep_walk* w, const vl
                     to--;
                 }
                 w->child[to] = n4->child[i], w->count[to] = n4->count[i], w->tnear[to] = ts[i];
-                prefetch_child(bvh, tris, n4->child[i], n4->count[i]);
+                vl_bvh_prefetch_child(bvh, n4->child[i], n4->count[i]);
             }
         }
     }
