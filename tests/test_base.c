@@ -71,6 +71,24 @@ static void test_allocator(void) {
     CHECK(vl_set_allocator(NULL) == VL_OK, "restore default allocator");
 }
 
+/* The default hooks' large blocks (2 MiB aligned, huge pages asked for) and small ones alike:
+ * aligned for SIMD, every byte writable and kept, all given back. */
+static void test_default_hooks_blocks(void) {
+    const size_t before = vl_bytes_in_use();
+    const uint32_t sizes[] = {3, 1000, (4u << 20) / sizeof(vl_pair) - 1, (4u << 20) / sizeof(vl_pair), 3000000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        vl_pair_buffer buf = {0};
+        CHECK(vl_pair_buffer_reserve(&buf, sizes[k]) == VL_OK, "reserve %u pairs", sizes[k]);
+        CHECK(((uintptr_t)buf.pairs & 63u) == 0, "block of %u pairs not 64-byte aligned", sizes[k]);
+        for (uint32_t i = 0; i < sizes[k]; i++) buf.pairs[i] = (vl_pair){i, ~i};
+        uint32_t wrong = 0;
+        for (uint32_t i = 0; i < sizes[k]; i++) wrong += buf.pairs[i].a != i || buf.pairs[i].b != ~i;
+        CHECK(wrong == 0, "%u of %u pairs lost", wrong, sizes[k]);
+        vl_pair_buffer_free(&buf);
+    }
+    CHECK(vl_bytes_in_use() == before, "leak: %zu bytes in use", vl_bytes_in_use() - before);
+}
+
 static void test_pair_buffer_bad_input(void) {
     CHECK(vl_pair_buffer_reserve(NULL, 4) == VL_ERR_INVALID_ARGUMENT, "NULL buffer");
     vl_pair_buffer broken = {NULL, 0, 8};
@@ -85,6 +103,7 @@ int main(void) {
     test_status_strings();
     test_version_and_backend();
     test_allocator();
+    test_default_hooks_blocks();
     test_pair_buffer_bad_input();
     return test_finish("test_base");
 }

