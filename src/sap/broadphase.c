@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "sap/static_sap.h"
 
 /* Slots below 2^24: a handle keeps 8 bits for the generation. */
 #define VL_BP_MAX_OBJECTS VL_BROADPHASE_MAX_OBJECTS
@@ -215,10 +214,10 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
     return VL_OK;
 }
 
-/* The SAP and the static SAP flip all or nothing (vl_sap_set_static, vl_ssap_set_static). Every
- * other kind: the objects that change leave the kind and come back under the same handles with the
- * other flag; a kind keeps the pairs it finds again (a pair flagged removed and added back is
- * neither deleted nor created). When the way back in fails, they come back with their old flag. */
+/* A kind with a set_static op (the SAP, the static SAP) flips all or nothing. Every other kind: the
+ * objects that change leave the kind and come back under the same handles with the other flag; a
+ * kind keeps the pairs it finds again (a pair flagged removed and added back is neither deleted nor
+ * created). When the way back in fails, they come back with their old flag. */
 vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
     if (!bp || (count && !handles)) return VL_ERR_INVALID_ARGUMENT;
     if (!count) return VL_OK;
@@ -233,9 +232,8 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
         if ((o->flags[o->slots[i]] & VL_OBJ_STATIC) != want) flip[n++] = o->slots[i];
     if (!n) return VL_OK;
     bp->handle_pairs_fresh = 0;
-    if (bp->desc.kind == VL_BROADPHASE_STATIC_SAP || bp->desc.kind == VL_BROADPHASE_SAP) {
-        s = bp->desc.kind == VL_BROADPHASE_SAP ? vl_sap_set_static(bp, flip, n, is_static)
-                                               : vl_ssap_set_static(bp, flip, n, is_static);
+    if (bp->ops->set_static) {
+        s = bp->ops->set_static(bp, flip, n, is_static);
         VL_BP_DEBUG_VALIDATE(bp);
         return s;
     }

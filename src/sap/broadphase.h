@@ -49,6 +49,9 @@ typedef struct vl_broadphase_ops {
      * NULL: the kind commits serially */
     vl_status (*commit_parallel)(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
                                  vl_pair_buffer* deleted);
+    /* objects handles[count], alive and each changing to is_static, change all or nothing;
+     * NULL: they leave through remove and come back through add with the other flag */
+    vl_status (*set_static)(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
 } vl_broadphase_ops;
 
 struct vl_broadphase {
