@@ -19,7 +19,8 @@
  * node's list of queries, the survivors of each child move into that child's list (packed above
  * the node's list in the arena) and the children are opened in slot order, each with only its
  * list. The queries of a list of VL_QUERY_REMNANT or fewer, or of one that finds no room in the
- * arena, leave the batch and go on alone from its node as walks interleaved VL_WALKS at a time.
+ * arena, leave the batch and go on alone from its node as walks interleaved VL_QUERY_WALKS at a
+ * time.
  * The engine never writes the tree, so any number of threads may run it on one tree. */
 #ifndef VL_BVH_QUERY_ENGINE_H
 #define VL_BVH_QUERY_ENGINE_H
@@ -38,7 +39,7 @@ typedef struct vl_query_kind {
                       uint8_t* masks);
     vl_status (*leaf_test)(void* ctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                            const vl_bvh_node4* parent, uint32_t lane);
-    vl_walk_kind walk;
+    vl_query_walk_kind walk;
 } vl_query_kind;
 
 /* Children with a subtree or a leaf behind them. */
@@ -68,10 +69,10 @@ typedef struct vl_query_entry {
 } vl_query_entry;
 
 /* The queries ids[0, n) go on one by one from node4 `node`. */
-VL_INLINE vl_status vl_query_one_by_one(const vl_query_kind* kind, void* ctx, const vl_bvh* bvh, vl_walks* walks,
+VL_INLINE vl_status vl_query_one_by_one(const vl_query_kind* kind, void* ctx, const vl_bvh* bvh, vl_query_walks* walks,
                                         const uint32_t* ids, uint32_t n, uint32_t node) {
     for (uint32_t k = 0; k < n; k++) {
-        vl_status st = vl_walks_add(&kind->walk, ctx, bvh, walks, ids[k], node);
+        vl_status st = vl_query_walks_add(&kind->walk, ctx, bvh, walks, ids[k], node);
         if (st != VL_OK) return st;
     }
     return VL_OK;
@@ -83,11 +84,11 @@ VL_INLINE vl_status vl_query_one_by_one(const vl_query_kind* kind, void* ctx, co
  * list. A node4's children's lists go above its own, the child opened first at the top. */
 VL_INLINE vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, float* records,
                                        const uint32_t* ids, uint32_t n, uint32_t* arena, size_t arena_entries) {
-    vl_walk walk[VL_WALKS];
-    vl_walks walks = vl_walks_make(walk, VL_WALKS);
+    vl_query_walk walk[VL_QUERY_WALKS];
+    vl_query_walks walks = vl_query_walks_make(walk, VL_QUERY_WALKS);
     if (n <= VL_QUERY_REMNANT || n > arena_entries) {
         vl_status st = vl_query_one_by_one(kind, ctx, bvh, &walks, ids, n, 0);
-        return st != VL_OK ? st : vl_walks_drain(&kind->walk, ctx, bvh, &walks);
+        return st != VL_OK ? st : vl_query_walks_drain(&kind->walk, ctx, bvh, &walks);
     }
     if (ids != arena) memmove(arena, ids, sizeof(uint32_t) * n);
     vl_query_entry stack[VL_QUERY_STACK];
@@ -132,15 +133,15 @@ VL_INLINE vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* k
         }
         if (st != VL_OK) return st;
     }
-    return vl_walks_drain(&kind->walk, ctx, bvh, &walks);
+    return vl_query_walks_drain(&kind->walk, ctx, bvh, &walks);
 }
 
 /* Runs query id alone from the root: one walk. No scratch. */
 VL_INLINE vl_status vl_query_single_run(const vl_bvh* bvh, const vl_query_kind* kind, void* ctx, uint32_t id) {
-    vl_walk walk;
-    vl_walks walks = vl_walks_make(&walk, 1);
-    vl_status st = vl_walks_add(&kind->walk, ctx, bvh, &walks, id, 0);
-    return st != VL_OK ? st : vl_walks_drain(&kind->walk, ctx, bvh, &walks);
+    vl_query_walk walk;
+    vl_query_walks walks = vl_query_walks_make(&walk, 1);
+    vl_status st = vl_query_walks_add(&kind->walk, ctx, bvh, &walks, id, 0);
+    return st != VL_OK ? st : vl_query_walks_drain(&kind->walk, ctx, bvh, &walks);
 }
 
 #endif

@@ -7,8 +7,8 @@
  * is taken waits for rounds of steps to free one.
  *
  * A kind plugs in at compile time: the code below is always inlined, and each kind's entry points
- * call it with a pointer to a `static const vl_walk_kind`, so that the compiler calls (or inlines)
- * the kind's tests directly. The kind keeps any per-walk state of its own by slot in ctx (start,
+ * call it with a pointer to a `static const vl_query_walk_kind`, so that the compiler calls (or
+ * inlines) the kind's tests directly. The kind keeps any per-walk state of its own by slot in ctx (start,
  * move); a keyed kind gives each child an entry key: children are pushed so that the nearest
  * pops first (a later child above an equal key), and an item whose key is past the walk's limit
  * is dropped when it pops; a walk whose limit falls below 0 is over. An unkeyed kind's children
@@ -20,31 +20,31 @@
 #include "simd/simd.h"
 
 /* Walks interleaved by the batches. */
-#define VL_WALKS 8u
+#define VL_QUERY_WALKS 8u
 
 /* Pending items of a walk: at most 3 siblings wait per level of a tree at most
  * VL_BVH_MAX_DEPTH deep, and 4 below the deepest node. */
-#define VL_WALK_STACK (3u * VL_BVH_MAX_DEPTH + 8u)
+#define VL_QUERY_WALK_STACK (3u * VL_BVH_MAX_DEPTH + 8u)
 
 /* A pending item: node4 << 3 (a subtree) or parent << 3 | lane + 1 (a leaf, tested a step after
  * it is found, its memory asked for meanwhile; node4 indices stay under 2^29), and its entry key. */
-typedef struct vl_walk_item {
+typedef struct vl_query_walk_item {
     uint32_t ref;
     float key;
-} vl_walk_item;
+} vl_query_walk_item;
 
-typedef struct vl_walk {
+typedef struct vl_query_walk {
     uint32_t id, top;
-    vl_walk_item item[VL_WALK_STACK];
-} vl_walk;
+    vl_query_walk_item item[VL_QUERY_WALK_STACK];
+} vl_query_walk;
 
 /* The walks in slots [0, live) of walk[0, slots). */
-typedef struct vl_walks {
+typedef struct vl_query_walks {
     uint32_t live, slots;
-    vl_walk* walk;
-} vl_walks;
+    vl_query_walk* walk;
+} vl_query_walks;
 
-typedef struct vl_walk_kind {
+typedef struct vl_query_walk_kind {
     int keyed;
     /* Optional: the state of query id's walk made in slot `slot`; walk `from`'s state moved to `to`. */
     void (*start)(void* ctx, uint32_t slot, uint32_t id);
@@ -58,13 +58,15 @@ typedef struct vl_walk_kind {
                       uint32_t lane);
     /* A keyed kind's limit for the walk in slot `slot`. */
     float (*limit)(void* ctx, uint32_t slot);
-} vl_walk_kind;
+} vl_query_walk_kind;
 
-static inline vl_walks vl_walks_make(vl_walk* walk, uint32_t slots) { return (vl_walks){0, slots, walk}; }
+static inline vl_query_walks vl_query_walks_make(vl_query_walk* walk, uint32_t slots) {
+    return (vl_query_walks){0, slots, walk};
+}
 
 /* Children of w pushed onto walk k, their memory asked for. */
-VL_INLINE void vl_walk_push(const vl_walk_kind* kind, const vl_bvh* bvh, vl_walk* k, uint32_t node,
-                            const vl_bvh_node4* w, uint32_t bits, const float keys[4]) {
+VL_INLINE void vl_query_walk_push(const vl_query_walk_kind* kind, const vl_bvh* bvh, vl_query_walk* k, uint32_t node,
+                                  const vl_bvh_node4* w, uint32_t bits, const float keys[4]) {
     if (kind->keyed) {
         const uint32_t base = k->top;
         for (; bits; bits &= bits - 1) {
@@ -74,7 +76,7 @@ VL_INLINE void vl_walk_push(const vl_walk_kind* kind, const vl_bvh* bvh, vl_walk
                 k->item[to] = k->item[to - 1];
                 to--;
             }
-            k->item[to] = (vl_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, keys[c]};
+            k->item[to] = (vl_query_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, keys[c]};
             vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
         }
         return;
@@ -82,14 +84,15 @@ VL_INLINE void vl_walk_push(const vl_walk_kind* kind, const vl_bvh* bvh, vl_walk
     for (uint32_t c = 4; c-- > 0;) { /* pushed last to first: lane 0 pops first */
         if (!(bits >> c & 1u)) continue;
         vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
-        k->item[k->top++] = (vl_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, 0.0f};
+        k->item[k->top++] = (vl_query_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, 0.0f};
     }
 }
 
 /* One step of the walk in slot j: its top item. */
-VL_INLINE vl_status vl_walk_step(const vl_walk_kind* kind, void* ctx, const vl_bvh* bvh, vl_walks* q, uint32_t j) {
-    vl_walk* k = &q->walk[j];
-    const vl_walk_item it = k->item[--k->top];
+VL_INLINE vl_status vl_query_walk_step(const vl_query_walk_kind* kind, void* ctx, const vl_bvh* bvh, vl_query_walks* q,
+                                       uint32_t j) {
+    vl_query_walk* k = &q->walk[j];
+    const vl_query_walk_item it = k->item[--k->top];
     if (kind->keyed && !(it.key <= kind->limit(ctx, j))) return VL_OK;
     const uint32_t node = it.ref >> 3, lane = it.ref & 7u;
     const vl_bvh_node4* w = &bvh->wide[node];
@@ -100,23 +103,24 @@ VL_INLINE vl_status vl_walk_step(const vl_walk_kind* kind, void* ctx, const vl_b
     }
     float keys[4];
     uint32_t bits = kind->node(ctx, j, k->id, w, keys);
-    vl_walk_push(kind, bvh, k, node, w, bits, keys);
+    vl_query_walk_push(kind, bvh, k, node, w, bits, keys);
     return VL_OK;
 }
 
 /* Every live walk one step; finished walks leave their slot to the last one. */
-VL_INLINE vl_status vl_walks_round(const vl_walk_kind* kind, void* ctx, const vl_bvh* bvh, vl_walks* q) {
+VL_INLINE vl_status vl_query_walks_round(const vl_query_walk_kind* kind, void* ctx, const vl_bvh* bvh,
+                                         vl_query_walks* q) {
     for (uint32_t j = 0; j < q->live;) {
-        vl_status st = vl_walk_step(kind, ctx, bvh, q, j);
+        vl_status st = vl_query_walk_step(kind, ctx, bvh, q, j);
         if (st != VL_OK) return st;
         if (q->walk[j].top) {
             j++;
             continue;
         }
         if (j != --q->live) {
-            vl_walk *to = &q->walk[j], *from = &q->walk[q->live];
+            vl_query_walk *to = &q->walk[j], *from = &q->walk[q->live];
             to->id = from->id, to->top = from->top;
-            memcpy(to->item, from->item, sizeof(vl_walk_item) * from->top);
+            memcpy(to->item, from->item, sizeof(vl_query_walk_item) * from->top);
             if (kind->move) kind->move(ctx, j, q->live);
         }
     }
@@ -124,23 +128,24 @@ VL_INLINE vl_status vl_walks_round(const vl_walk_kind* kind, void* ctx, const vl
 }
 
 /* Starts query id's walk from node4 `node`, stepping the others while every slot is taken. */
-VL_INLINE vl_status vl_walks_add(const vl_walk_kind* kind, void* ctx, const vl_bvh* bvh, vl_walks* q, uint32_t id,
-                                 uint32_t node) {
+VL_INLINE vl_status vl_query_walks_add(const vl_query_walk_kind* kind, void* ctx, const vl_bvh* bvh, vl_query_walks* q,
+                                       uint32_t id, uint32_t node) {
     while (q->live == q->slots) {
-        vl_status st = vl_walks_round(kind, ctx, bvh, q);
+        vl_status st = vl_query_walks_round(kind, ctx, bvh, q);
         if (st != VL_OK) return st;
     }
-    vl_walk* k = &q->walk[q->live];
-    k->id = id, k->top = 1, k->item[0] = (vl_walk_item){node << 3, 0.0f};
+    vl_query_walk* k = &q->walk[q->live];
+    k->id = id, k->top = 1, k->item[0] = (vl_query_walk_item){node << 3, 0.0f};
     if (kind->start) kind->start(ctx, q->live, id);
     q->live++;
     return VL_OK;
 }
 
 /* Runs every started walk to its end. */
-VL_INLINE vl_status vl_walks_drain(const vl_walk_kind* kind, void* ctx, const vl_bvh* bvh, vl_walks* q) {
+VL_INLINE vl_status vl_query_walks_drain(const vl_query_walk_kind* kind, void* ctx, const vl_bvh* bvh,
+                                         vl_query_walks* q) {
     while (q->live) {
-        vl_status st = vl_walks_round(kind, ctx, bvh, q);
+        vl_status st = vl_query_walks_round(kind, ctx, bvh, q);
         if (st != VL_OK) return st;
     }
     return VL_OK;

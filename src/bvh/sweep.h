@@ -63,9 +63,9 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
 int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                         int any_hit, vl_sweep_best* best);
 
-/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c, VL_WALKS at a time),
- * nearest child first, each answer in best[i] (set to no hit before the call) the same as the
- * sweep's walk alone. */
+/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c, VL_QUERY_WALKS at a
+ * time), nearest child first, each answer in best[i] (set to no hit before the call) the same as
+ * the sweep's walk alone. */
 void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best);
 
 #endif

@@ -70,23 +70,23 @@ static vl_status sweep_leaf_boxes(void* vctx, const vl_bvh* bvh, uint32_t slot, 
 
 static float sweep_limit(void* vctx, uint32_t slot) { return ((sweep_ctx*)vctx)->state[slot].rec[VL_SR_TMAX]; }
 
-static const vl_walk_kind k_sweep_tris = {1, sweep_start, sweep_move, sweep_node, sweep_leaf_tris, sweep_limit};
-static const vl_walk_kind k_sweep_boxes = {1, sweep_start, sweep_move, sweep_node, sweep_leaf_boxes, sweep_limit};
+static const vl_query_walk_kind k_sweep_tris = {1, sweep_start, sweep_move, sweep_node, sweep_leaf_tris, sweep_limit};
+static const vl_query_walk_kind k_sweep_boxes = {1, sweep_start, sweep_move, sweep_node, sweep_leaf_boxes, sweep_limit};
 
 /* The sweeps walked in `slots` walks (slots >= 1); the leaf tests never fail. */
-VL_INLINE void trace(const vl_walk_kind* kind, const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit,
-                     vl_sweep_best* best, vl_walk* walk, sweep_state* state, uint32_t slots) {
+VL_INLINE void trace(const vl_query_walk_kind* kind, const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n,
+                     int any_hit, vl_sweep_best* best, vl_query_walk* walk, sweep_state* state, uint32_t slots) {
     sweep_ctx x = {q, best, any_hit, state};
-    vl_walks walks = vl_walks_make(walk, slots);
-    for (uint32_t i = 0; i < n; i++) (void)vl_walks_add(kind, &x, bvh, &walks, i, 0);
-    (void)vl_walks_drain(kind, &x, bvh, &walks);
+    vl_query_walks walks = vl_query_walks_make(walk, slots);
+    for (uint32_t i = 0; i < n; i++) (void)vl_query_walks_add(kind, &x, bvh, &walks, i, 0);
+    (void)vl_query_walks_drain(kind, &x, bvh, &walks);
 }
 
-/* One walk's stack for one sweep, VL_WALKS walks' for more: a single sweep takes 3 KB of the C
- * stack, not 25. */
+/* One walk's stack for one sweep, VL_QUERY_WALKS walks' for more: a single sweep takes 3 KB of
+ * the C stack, not 25. */
 static __attribute__((noinline)) void trace_one(const vl_bvh* bvh, const vl_sweep_query* q, int any_hit,
                                                 vl_sweep_best* best) {
-    vl_walk walk;
+    vl_query_walk walk;
     sweep_state state;
     if (bvh->kind == VL_BVH_TRIANGLES)
         trace(&k_sweep_tris, bvh, q, 1, any_hit, best, &walk, &state, 1);
@@ -96,12 +96,12 @@ static __attribute__((noinline)) void trace_one(const vl_bvh* bvh, const vl_swee
 
 static __attribute__((noinline)) void trace_many(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit,
                                                  vl_sweep_best* best) {
-    vl_walk walk[VL_WALKS];
-    sweep_state state[VL_WALKS];
+    vl_query_walk walk[VL_QUERY_WALKS];
+    sweep_state state[VL_QUERY_WALKS];
     if (bvh->kind == VL_BVH_TRIANGLES)
-        trace(&k_sweep_tris, bvh, q, n, any_hit, best, walk, state, VL_WALKS);
+        trace(&k_sweep_tris, bvh, q, n, any_hit, best, walk, state, VL_QUERY_WALKS);
     else
-        trace(&k_sweep_boxes, bvh, q, n, any_hit, best, walk, state, VL_WALKS);
+        trace(&k_sweep_boxes, bvh, q, n, any_hit, best, walk, state, VL_QUERY_WALKS);
 }
 
 void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best) {
