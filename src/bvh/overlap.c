@@ -322,13 +322,13 @@ static vl_status sphere_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t sl
 }
 
 static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_tri_leaf,
-                                        {0, NULL, NULL, box_walk_node, box_tri_walk_leaf, NULL}};
+                                        {.node = box_walk_node, .leaf = box_tri_walk_leaf}};
 static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_tri_leaf,
-                                           {0, NULL, NULL, sphere_walk_node, sphere_tri_walk_leaf, NULL}};
+                                           {.node = sphere_walk_node, .leaf = sphere_tri_walk_leaf}};
 static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_box_leaf,
-                                        {0, NULL, NULL, box_walk_node, box_box_walk_leaf, NULL}};
+                                        {.node = box_walk_node, .leaf = box_box_walk_leaf}};
 static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_box_leaf,
-                                           {0, NULL, NULL, sphere_walk_node, sphere_box_walk_leaf, NULL}};
+                                           {.node = sphere_walk_node, .leaf = sphere_box_walk_leaf}};
 
 /* ---- entry points ------------------------------------------------------------------------ */
 

@@ -70,8 +70,10 @@ static vl_status sweep_leaf_boxes(void* vctx, const vl_bvh* bvh, uint32_t slot, 
 
 static float sweep_limit(void* vctx, uint32_t slot) { return ((sweep_ctx*)vctx)->state[slot].rec[VL_SR_TMAX]; }
 
-static const vl_query_walk_kind k_sweep_tris = {1, sweep_start, sweep_move, sweep_node, sweep_leaf_tris, sweep_limit};
-static const vl_query_walk_kind k_sweep_boxes = {1, sweep_start, sweep_move, sweep_node, sweep_leaf_boxes, sweep_limit};
+static const vl_query_walk_kind k_sweep_tris = {.keyed = 1, .start = sweep_start, .move = sweep_move,
+                                                .node = sweep_node, .leaf = sweep_leaf_tris, .limit = sweep_limit};
+static const vl_query_walk_kind k_sweep_boxes = {.keyed = 1, .start = sweep_start, .move = sweep_move,
+                                                 .node = sweep_node, .leaf = sweep_leaf_boxes, .limit = sweep_limit};
 
 /* The sweeps walked in `slots` walks (slots >= 1); the leaf tests never fail. */
 VL_INLINE void trace(const vl_query_walk_kind* kind, const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n,
