@@ -8,11 +8,11 @@
  *
  * A kind plugs in at compile time: the code below is always inlined, and each kind's entry points
  * call it with a pointer to a `static const vl_query_walk_kind`, so that the compiler calls (or
- * inlines) the kind's tests directly. The kind keeps any per-walk state of its own by slot in ctx (start,
- * move); a keyed kind gives each child an entry key: children are pushed so that the nearest
- * pops first (a later child above an equal key), and an item whose key is past the walk's limit
- * is dropped when it pops; a walk whose limit falls below 0 is over. An unkeyed kind's children
- * pop in slot order. The walks never write the tree. */
+ * inlines) the kind's tests directly. The kind keeps any per-walk state of its own by slot in
+ * ctx (start, move); a keyed kind gives each child an entry key: children are pushed so that the
+ * nearest pops first (a later child above an equal key), and an item whose key is past the walk's
+ * limit is dropped when it pops; a walk whose limit falls below 0 is over. An unkeyed kind's
+ * children pop in slot order. The walks never write the tree. */
 #ifndef VL_BVH_QUERY_WALKS_H
 #define VL_BVH_QUERY_WALKS_H
 
