@@ -28,12 +28,13 @@ typedef vl_ovw_prep ov_prep;
 /* Queries ordered at a time by the _scratch forms when a call holds more than one batch. */
 #define VL_OV_ORDER_WINDOW 16384u
 
-/* Where the pairs go: the caller's buffer; record id answers query first + id, or first + index[id]
- * when the batch runs in a spatial order. */
+/* Where the pairs go: the caller's buffer; record id (at records + VL_OV_RECORD_FLOATS id)
+ * answers query first + id, or first + index[id] when the batch runs in a spatial order. */
 typedef struct vl_ov_ctx {
     vl_pair_buffer* out;
     uint32_t first;
     const uint32_t* index;
+    float* records;
 } vl_ov_ctx;
 
 static inline uint32_t ov_query(const vl_ov_ctx* ctx, uint32_t id) {
@@ -283,16 +284,74 @@ static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, 
     return box_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
 }
 
-static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_tri_leaf};
-static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_tri_leaf};
-static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_node_test1, box_box_leaf};
-static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_node_test1, sphere_box_leaf};
+/* ---- the kinds ---------------------------------------------------------------------------- */
+
+/* The walks' forms of the tests: one query, its record in ctx. */
+static uint32_t box_walk_node(void* vctx, uint32_t slot, uint32_t id, const vl_bvh_node4* w, float keys[4]) {
+    (void)slot, (void)keys;
+    return box_node_test1(((vl_ov_ctx*)vctx)->records + VL_OV_RECORD_FLOATS * (size_t)id, w);
+}
+
+static uint32_t sphere_walk_node(void* vctx, uint32_t slot, uint32_t id, const vl_bvh_node4* w, float keys[4]) {
+    (void)slot, (void)keys;
+    return sphere_node_test1(((vl_ov_ctx*)vctx)->records + VL_OV_RECORD_FLOATS * (size_t)id, w);
+}
+
+static vl_status box_tri_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                                   const vl_bvh_node4* parent, uint32_t lane) {
+    (void)slot;
+    return box_tri_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
+}
+
+static vl_status sphere_tri_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                                      const vl_bvh_node4* parent, uint32_t lane) {
+    (void)slot;
+    return sphere_tri_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
+}
+
+static vl_status box_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                                   const vl_bvh_node4* parent, uint32_t lane) {
+    (void)slot;
+    return box_box_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
+}
+
+static vl_status sphere_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                                      const vl_bvh_node4* parent, uint32_t lane) {
+    (void)slot;
+    return sphere_box_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
+}
+
+static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_tri_leaf,
+                                        {.node = box_walk_node, .leaf = box_tri_walk_leaf}};
+static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_tri_leaf,
+                                           {.node = sphere_walk_node, .leaf = sphere_tri_walk_leaf}};
+static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_box_leaf,
+                                        {.node = box_walk_node, .leaf = box_box_walk_leaf}};
+static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_box_leaf,
+                                           {.node = sphere_walk_node, .leaf = sphere_box_walk_leaf}};
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
-static const vl_query_kind* ov_kind(const vl_bvh* bvh, ov_shape shape) {
-    if (bvh->kind == VL_BVH_TRIANGLES) return shape == OV_BOXES ? &k_box_tri : &k_sphere_tri;
-    return shape == OV_BOXES ? &k_box_box : &k_sphere_box;
+/* A batch of n valid queries (ids in the arena) through the engine, each kind in its own copy. */
+static vl_status ov_batch(const vl_bvh* bvh, ov_shape shape, vl_ov_ctx* ctx, uint32_t* arena, uint32_t n,
+                          size_t arena_entries) {
+    float* rec = ctx->records;
+    if (bvh->kind == VL_BVH_TRIANGLES) {
+        if (shape == OV_BOXES) return vl_query_batch_run(bvh, &k_box_tri, ctx, rec, arena, n, arena, arena_entries);
+        return vl_query_batch_run(bvh, &k_sphere_tri, ctx, rec, arena, n, arena, arena_entries);
+    }
+    if (shape == OV_BOXES) return vl_query_batch_run(bvh, &k_box_box, ctx, rec, arena, n, arena, arena_entries);
+    return vl_query_batch_run(bvh, &k_sphere_box, ctx, rec, arena, n, arena, arena_entries);
+}
+
+/* Record 0 of ctx alone. */
+static vl_status ov_single_run(const vl_bvh* bvh, ov_shape shape, vl_ov_ctx* ctx) {
+    if (bvh->kind == VL_BVH_TRIANGLES) {
+        if (shape == OV_BOXES) return vl_query_single_run(bvh, &k_box_tri, ctx, 0);
+        return vl_query_single_run(bvh, &k_sphere_tri, ctx, 0);
+    }
+    if (shape == OV_BOXES) return vl_query_single_run(bvh, &k_box_box, ctx, 0);
+    return vl_query_single_run(bvh, &k_sphere_box, ctx, 0);
 }
 
 /* Fills the records of the n queries of a batch (record i: query ov_query(ctx, i)) and lists the
@@ -350,7 +409,6 @@ typedef struct ov_space {
 /* The call, a window and a batch of `chunk` queries at a time. */
 static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count, vl_pair_buffer* out,
                         const ov_space* sp) {
-    const vl_query_kind* kind = ov_kind(bvh, shape);
     const uint32_t start = out->count, window = sp->order ? sp->window : count;
     int invalid = 0;
     for (uint32_t wfirst = 0; wfirst < count; wfirst += window) {
@@ -358,11 +416,11 @@ static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, 
         if (sp->order) ov_order(bvh, shape, queries, wfirst, wn, sp->items, sp->order);
         for (uint32_t base = 0; base < wn; base += sp->chunk) {
             uint32_t n = wn - base < sp->chunk ? wn - base : sp->chunk;
-            vl_ov_ctx ctx = {out, wfirst + base, NULL};
+            vl_ov_ctx ctx = {out, wfirst + base, NULL, sp->records};
             if (sp->order) ctx.first = wfirst, ctx.index = sp->order + base;
             uint32_t live = ov_prepare(shape, queries, &ctx, n, sp->records, sp->arena);
             invalid |= live != n;
-            vl_status st = vl_query_batch_run(bvh, kind, &ctx, sp->records, sp->arena, live, sp->arena, sp->arena_entries);
+            vl_status st = ov_batch(bvh, shape, &ctx, sp->arena, live, sp->arena_entries);
             if (st != VL_OK) {
                 out->count = start;
                 return st;
@@ -450,8 +508,8 @@ static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query,
         sphere_record(rec, query);
     }
     const uint32_t start = out->count;
-    vl_ov_ctx ctx = {out, tag, NULL};
-    vl_status st = vl_query_single_run(bvh, ov_kind(bvh, shape), &ctx, rec, 0, 0);
+    vl_ov_ctx ctx = {out, tag, NULL, rec};
+    vl_status st = ov_single_run(bvh, shape, &ctx);
     if (st != VL_OK) out->count = start;
     return st;
 }

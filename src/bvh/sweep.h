@@ -1,6 +1,6 @@
 /* Sphere and box sweeps: the query as the traversal keeps it, the exact primitive tests (double
- * precision, sweep_prim.c), the leaf tests and the walks down the tree, interleaved for batches
- * (sweep_walks.c). */
+ * precision, sweep_prim.c), the leaf tests and the sweeps' kind of the interleaved walks
+ * (sweep_walks.c on query_walks.h). */
 #ifndef VL_BVH_SWEEP_H
 #define VL_BVH_SWEEP_H
 
@@ -63,11 +63,9 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
 int vl_sweep_leaf_boxes(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                         int any_hit, vl_sweep_best* best);
 
-/* Sweeps walked at once by vl_sweep_trace_walks. */
-#define VL_SWEEP_WALKS 8u
-
-/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c), nearest child first, each
- * answer in best[i] (set to no hit before the call) the same as the sweep's walk alone. */
+/* The n valid sweeps q down the tree as interleaved walks (sweep_walks.c, VL_QUERY_WALKS at a
+ * time), nearest child first, each answer in best[i] (set to no hit before the call) the same as
+ * the sweep's walk alone. */
 void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best);
 
 #endif

@@ -1,108 +1,109 @@
-/* Sweeps down the 4-wide tree as interleaved walks: up to VL_SWEEP_WALKS sweeps at once, one step
- * (a node or a leaf) each in turn, so that the node and leaf fetches one walk asks for land while
- * the others work. Each walk is the single walk's: the centre ray against the 4 child boxes grown
- * by the extent, children pushed farthest first, a child skipped when entered past the best hit. */
-#include <string.h>
-
+/* Sweeps down the 4-wide tree on the interleaved walks (query_walks.h) as a keyed kind: a child's
+ * key is the centre ray's entry t into its box grown by the extent (the 4 children in one slab
+ * test against the sweep's record broadcast across lanes), the walk's limit the sweep's tmax
+ * (shrunk by its hits, -1 once it is done), so that the nearest child is opened first and a child
+ * entered past the best hit is skipped. */
+#include "bvh/query_walks.h"
 #include "bvh/sweep.h"
 
 #include "simd/sweep_kernels.h"
 
-/* A walk pushes at most 3 entries per level net. */
-#define VL_SWEEP_STACK (3u * VL_BVH_MAX_DEPTH + 8u)
-
-typedef struct sweep_walk {
+/* A walk's own state: the sweep's culling record, and broadcast across 4 lanes. */
+typedef struct sweep_state {
     vl_sweepv4 s;
     _Alignas(16) float rec[VL_SWEEPREC_FLOATS];
-    uint32_t id, top;
-    uint32_t child[VL_SWEEP_STACK], count[VL_SWEEP_STACK];
-    float tnear[VL_SWEEP_STACK];
-} sweep_walk;
+} sweep_state;
 
-static void walk_start(sweep_walk* w, const vl_sweep_query* q, uint32_t id) {
-    w->id = id;
-    vl_sweep_rec_set(w->rec, q);
-    vl_sweep4_broadcast(w->rec, &w->s);
-    w->top = 1, w->child[0] = 0, w->count[0] = 0, w->tnear[0] = 0.0f;
+/* Walk id sweeps q[id] and keeps its best hit in best[id]; state: one per slot. */
+typedef struct sweep_ctx {
+    const vl_sweep_query* q;
+    vl_sweep_best* best;
+    int any_hit;
+    sweep_state* state;
+} sweep_ctx;
+
+static void sweep_start(void* vctx, uint32_t slot, uint32_t id) {
+    sweep_ctx* x = vctx;
+    sweep_state* s = &x->state[slot];
+    vl_sweep_rec_set(s->rec, &x->q[id]);
+    vl_sweep4_broadcast(s->rec, &s->s);
 }
 
-/* Walk `from` into slot `to`: its state and its pending entries. */
-static void walk_move(sweep_walk* to, const sweep_walk* from) {
-    to->s = from->s, to->id = from->id, to->top = from->top;
-    memcpy(to->rec, from->rec, sizeof to->rec);
-    memcpy(to->child, from->child, sizeof(uint32_t) * from->top);
-    memcpy(to->count, from->count, sizeof(uint32_t) * from->top);
-    memcpy(to->tnear, from->tnear, sizeof(float) * from->top);
+static void sweep_move(void* vctx, uint32_t to, uint32_t from) {
+    sweep_ctx* x = vctx;
+    x->state[to] = x->state[from];
 }
 
-/* One step of walk w: its nearest pending node or leaf; returns 1 when the walk is over. */
-static inline int walk_step(const vl_bvh* bvh, int tris, sweep_walk* w, const vl_sweep_query* q, int any_hit,
-                            vl_sweep_best* best) {
-    const uint32_t at = --w->top, node = w->child[at], leaf_count = w->count[at];
-    if (w->tnear[at] <= w->rec[VL_SR_TMAX]) {
-        if (leaf_count) {
-            int done = tris ? vl_sweep_leaf_tris(bvh, node, leaf_count, q, w->rec, any_hit, best)
-                            : vl_sweep_leaf_boxes(bvh, node, leaf_count, q, w->rec, any_hit, best);
-            if (done) return 1;
-            w->s.tmax = vl_f4_set1(w->rec[VL_SR_TMAX]);
-        } else {
-            const vl_bvh_node4* n4 = &bvh->wide[node];
-            vl_f4 mn[3], mx[3], tn;
-            for (int a = 0; a < 3; a++) mn[a] = vl_f4_load(n4->bounds[a]), mx[a] = vl_f4_load(n4->bounds[3 + a]);
-            uint32_t bits = vl_f4_bits(vl_sweep4_slab(&w->s, mn, mx, &tn));
-            float ts[4];
-            vl_f4_storeu(ts, tn);
-            /* insert each child hit so that the stack's top holds the nearest */
-            const uint32_t base = w->top;
-            for (; bits; bits &= bits - 1) {
-                uint32_t i = (uint32_t)__builtin_ctz(bits), to = w->top++;
-                while (to > base && w->tnear[to - 1] < ts[i]) {
-                    w->child[to] = w->child[to - 1], w->count[to] = w->count[to - 1], w->tnear[to] = w->tnear[to - 1];
-                    to--;
-                }
-                w->child[to] = n4->child[i], w->count[to] = n4->count[i], w->tnear[to] = ts[i];
-                vl_bvh_prefetch_child(bvh, n4->child[i], n4->count[i]);
-            }
-        }
-    }
-    return w->top == 0;
+static uint32_t sweep_node(void* vctx, uint32_t slot, uint32_t id, const vl_bvh_node4* n4, float keys[4]) {
+    (void)id;
+    const sweep_state* s = &((sweep_ctx*)vctx)->state[slot];
+    vl_f4 mn[3], mx[3], tn;
+    for (int a = 0; a < 3; a++) mn[a] = vl_f4_load(n4->bounds[a]), mx[a] = vl_f4_load(n4->bounds[3 + a]);
+    uint32_t bits = vl_f4_bits(vl_sweep4_slab(&s->s, mn, mx, &tn));
+    vl_f4_storeu(keys, tn);
+    return bits;
 }
 
-/* The sweeps walked in `slots` walks (slots >= 1). */
-static void trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best,
-                        sweep_walk* walks, uint32_t slots) {
-    const int tris = bvh->kind == VL_BVH_TRIANGLES;
-    uint32_t live = 0, next = 0;
-    while (live || next < n) {
-        while (live < slots && next < n) walk_start(&walks[live++], &q[next], next), next++;
-        for (uint32_t j = 0; j < live;) {
-            sweep_walk* w = &walks[j];
-            if (!walk_step(bvh, tris, w, &q[w->id], any_hit, &best[w->id])) {
-                j++;
-                continue;
-            }
-            if (next < n) {
-                walk_start(w, &q[next], next), next++;
-                j++;
-            } else if (j != --live) {
-                walk_move(w, &walks[live]);
-            }
-        }
-    }
+/* The leaf's test; a sweep that is done has its record retired (limit -1), which ends its walk. */
+VL_INLINE vl_status sweep_leaf(int tris, void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                               const vl_bvh_node4* parent, uint32_t lane) {
+    sweep_ctx* x = vctx;
+    sweep_state* s = &x->state[slot];
+    const uint32_t first = parent->child[lane], count = parent->count[lane];
+    if (tris)
+        vl_sweep_leaf_tris(bvh, first, count, &x->q[id], s->rec, x->any_hit, &x->best[id]);
+    else
+        vl_sweep_leaf_boxes(bvh, first, count, &x->q[id], s->rec, x->any_hit, &x->best[id]);
+    s->s.tmax = vl_f4_set1(s->rec[VL_SR_TMAX]);
+    return VL_OK;
 }
 
-/* One walk's stack for one sweep, VL_SWEEP_WALKS walks' for more: a single sweep takes 5 KB of
- * the C stack, not 40. */
+static vl_status sweep_leaf_tris(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                                 const vl_bvh_node4* parent, uint32_t lane) {
+    return sweep_leaf(1, vctx, bvh, slot, id, parent, lane);
+}
+
+static vl_status sweep_leaf_boxes(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
+                                  const vl_bvh_node4* parent, uint32_t lane) {
+    return sweep_leaf(0, vctx, bvh, slot, id, parent, lane);
+}
+
+static float sweep_limit(void* vctx, uint32_t slot) { return ((sweep_ctx*)vctx)->state[slot].rec[VL_SR_TMAX]; }
+
+static const vl_query_walk_kind k_sweep_tris = {.keyed = 1, .start = sweep_start, .move = sweep_move,
+                                                .node = sweep_node, .leaf = sweep_leaf_tris, .limit = sweep_limit};
+static const vl_query_walk_kind k_sweep_boxes = {.keyed = 1, .start = sweep_start, .move = sweep_move,
+                                                 .node = sweep_node, .leaf = sweep_leaf_boxes, .limit = sweep_limit};
+
+/* The sweeps walked in `slots` walks (slots >= 1); the leaf tests never fail. */
+VL_INLINE void trace(const vl_query_walk_kind* kind, const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n,
+                     int any_hit, vl_sweep_best* best, vl_query_walk* walk, sweep_state* state, uint32_t slots) {
+    sweep_ctx x = {q, best, any_hit, state};
+    vl_query_walks walks = vl_query_walks_make(walk, slots);
+    for (uint32_t i = 0; i < n; i++) (void)vl_query_walks_add(kind, &x, bvh, &walks, i, 0);
+    (void)vl_query_walks_drain(kind, &x, bvh, &walks);
+}
+
+/* One walk's stack for one sweep, VL_QUERY_WALKS walks' for more: a single sweep takes 3.4 KB of
+ * the C stack, not 27. */
 static __attribute__((noinline)) void trace_one(const vl_bvh* bvh, const vl_sweep_query* q, int any_hit,
                                                 vl_sweep_best* best) {
-    sweep_walk walk;
-    trace_walks(bvh, q, 1, any_hit, best, &walk, 1);
+    vl_query_walk walk;
+    sweep_state state;
+    if (bvh->kind == VL_BVH_TRIANGLES)
+        trace(&k_sweep_tris, bvh, q, 1, any_hit, best, &walk, &state, 1);
+    else
+        trace(&k_sweep_boxes, bvh, q, 1, any_hit, best, &walk, &state, 1);
 }
 
 static __attribute__((noinline)) void trace_many(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit,
                                                  vl_sweep_best* best) {
-    sweep_walk walks[VL_SWEEP_WALKS];
-    trace_walks(bvh, q, n, any_hit, best, walks, VL_SWEEP_WALKS);
+    vl_query_walk walk[VL_QUERY_WALKS];
+    sweep_state state[VL_QUERY_WALKS];
+    if (bvh->kind == VL_BVH_TRIANGLES)
+        trace(&k_sweep_tris, bvh, q, n, any_hit, best, walk, state, VL_QUERY_WALKS);
+    else
+        trace(&k_sweep_boxes, bvh, q, n, any_hit, best, walk, state, VL_QUERY_WALKS);
 }
 
 void vl_sweep_trace_walks(const vl_bvh* bvh, const vl_sweep_query* q, uint32_t n, int any_hit, vl_sweep_best* best) {
