@@ -25,7 +25,7 @@ static inline vl_status walk_step(const vl_bvh* bvh, const vl_query_kind* kind, 
     uint32_t bits = kind->node_test1(records + kind->record_floats * (size_t)q->id[j], w);
     for (int c = 3; c >= 0; c--) { /* pushed last to first: lane 0 pops first */
         if (!(bits >> c & 1u)) continue;
-        vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
+        vl_bvh_prefetch_child(bvh, w->child[c], w->count[c], kind->leaf_rows);
         q->stack[j][q->top[j]++] = w->count[c] ? (item & ~7u) | (uint32_t)(c + 1) : w->child[c] << 3;
     }
     return VL_OK;
@@ -138,7 +138,7 @@ vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* kind, void*
                 for (uint32_t c = 4; c-- > 0;) { /* lane 0 opened first, on top */
                     lists[c] = arena + at;
                     if (!counts[c]) continue;
-                    vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
+                    vl_bvh_prefetch_child(bvh, w->child[c], w->count[c], kind->leaf_rows);
                     stack[top++] = (vl_query_entry){w->count[c] ? e.node : w->child[c], w->count[c] ? c + 1 : 0, at,
                                                     counts[c]};
                     at += counts[c];

@@ -13,7 +13,9 @@
  *               answers go through ctx; a status other than VL_OK stops the traversal and is
  *               returned;
  *   node_test1  one query against the 4 children, SIMD across children: bit c = may reach child c;
- *               a query must get the same answer from both forms.
+ *               a query must get the same answer from both forms;
+ *   leaf_rows   how many of a triangle leaf's rows, from its first, leaf_test reads (the lines
+ *               prefetched ahead of it).
  * The engine takes the batch down the tree depth first: at a node4, node_test runs once for the
  * node's list of queries, the survivors of each child move into that child's list (packed above
  * the node's list in the arena) and the children are opened in slot order, each with only its
@@ -40,6 +42,7 @@ typedef struct vl_query_kind {
     uint32_t (*node_test1)(const float* record, const vl_bvh_node4* node);
     vl_status (*leaf_test)(void* ctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                            const vl_bvh_node4* parent, uint32_t lane);
+    uint32_t leaf_rows;
 } vl_query_kind;
 
 /* Children with a subtree or a leaf behind them. */

@@ -61,7 +61,7 @@ static inline int walk_step(const vl_bvh* bvh, int tris, sweep_walk* w, const vl
                     to--;
                 }
                 w->child[to] = n4->child[i], w->count[to] = n4->count[i], w->tnear[to] = ts[i];
-                vl_bvh_prefetch_child(bvh, n4->child[i], n4->count[i]);
+                vl_bvh_prefetch_child(bvh, n4->child[i], n4->count[i], VL_BVH_TRI_FLOATS);
             }
         }
     }
