@@ -291,6 +291,12 @@ static void test_validate_and_stats(void) {
     vl_bvh_tri tri, other, bad;
     vl_bvh_tri_get(rows, first_count, 0, &tri);
     vl_bvh_tri_get(rows, first_count, 1, &other);
+    /* the rows' order: prim first, then the 12 of geometry (v0, e1, e2n, ng) */
+    const float* geometry = vl_bvh_leaf_geometry(rows, first_count);
+    CHECK(vl_bvh_leaf_prim(rows, 1) == other.prim && geometry[1] == other.v0[0] &&
+              geometry[3 * first_count + 1] == other.e1[0] && geometry[6 * first_count + 1] == other.e2n[0] &&
+              geometry[11 * first_count + 1] == other.ng[2],
+          "leaf rows in the order of vl_bvh_tri");
     bad = tri;
     bad.v0[1] += 1000.0f;
     vl_bvh_tri_put(rows, first_count, 0, &bad);

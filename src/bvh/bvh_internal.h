@@ -25,12 +25,12 @@ typedef struct vl_bvh_node {
 static inline uint32_t vl_bvh_node_count(const vl_bvh_node* n) { return n->meta >> 2; }
 static inline uint32_t vl_bvh_node_axis(const vl_bvh_node* n) { return n->meta & 3u; }
 
-/* A triangle ready for the ray test (13 floats): v0, the edges e1 = v1 - v0 and e2n = v0 - v2, the
- * geometric normal ng = (v1 - v0) x (v2 - v0) (zero for a degenerate triangle, which is never hit);
- * prim is the caller's index. */
+/* A triangle ready for the ray test (13 floats, in the order of a leaf's rows): prim is the
+ * caller's index; v0, the edges e1 = v1 - v0 and e2n = v0 - v2, the geometric normal
+ * ng = (v1 - v0) x (v2 - v0) (zero for a degenerate triangle, which is never hit). */
 typedef struct vl_bvh_tri {
-    float v0[3], e1[3], e2n[3], ng[3];
     uint32_t prim;
+    float v0[3], e1[3], e2n[3], ng[3];
 } vl_bvh_tri;
 
 #define VL_BVH_TRI_FLOATS 13u
@@ -38,11 +38,14 @@ _Static_assert(sizeof(vl_bvh_tri) == VL_BVH_TRI_FLOATS * sizeof(float), "vl_bvh_
 
 /* The tree's triangles are stored leaf by leaf in rows: the leaf of `count` triangles from slot s
  * takes the 13 count floats from tris + 13 s, row k (count floats from tris + 13 s + k count)
- * holding float k of each of its triangles (v0, e1, e2n, ng as x y z, then prim), so that a leaf
- * test loads a component of VL_W triangles at once, not a gather. A wide load of a row reads on
- * past it (lanes past the leaf's end, dropped): the array ends with VL_BVH_TRI_PAD zero floats,
- * so that no such load leaves it. */
+ * holding float k of each of its triangles (prim, then v0, e1, e2n, ng as x y z), so that a leaf
+ * test loads a component of VL_W triangles at once, not a gather. The overlap tests read the
+ * first VL_BVH_OVERLAP_ROWS rows (prim, v0, e1, e2n) and never the normal: they come first, so
+ * that the lines of a leaf fetched for them are the fewest. A wide load of a row reads on past it
+ * (lanes past the leaf's end, dropped): the array ends with VL_BVH_TRI_PAD zero floats, so that
+ * no such load leaves it. */
 #define VL_BVH_TRI_PAD 8u
+#define VL_BVH_OVERLAP_ROWS 10u
 
 static inline size_t vl_bvh_tri_floats(uint32_t prims) {
     return VL_BVH_TRI_FLOATS * (size_t)prims + VL_BVH_TRI_PAD;
@@ -61,12 +64,16 @@ static inline void vl_bvh_tri_put(float* rows, uint32_t count, uint32_t i, const
     for (uint32_t k = 0; k < VL_BVH_TRI_FLOATS; k++) rows[k * count + i] = f[k];
 }
 
-/* The caller's index of triangle i of the leaf of `count` whose rows start at rows. */
-static inline uint32_t vl_bvh_leaf_prim(const float* rows, uint32_t count, uint32_t i) {
+/* The caller's index of triangle i of the leaf whose rows start at rows (its first row). */
+static inline uint32_t vl_bvh_leaf_prim(const float* rows, uint32_t i) {
     uint32_t prim;
-    memcpy(&prim, &rows[(VL_BVH_TRI_FLOATS - 1) * count + i], sizeof prim);
+    memcpy(&prim, &rows[i], sizeof prim);
     return prim;
 }
+
+/* The row of v0 x of the leaf of `count` whose rows start at rows: its 12 rows of geometry (v0,
+ * e1, e2n, ng as x y z) follow from there, count floats apart. */
+static inline const float* vl_bvh_leaf_geometry(const float* rows, uint32_t count) { return rows + count; }
 
 /* A box primitive with the caller's index. */
 typedef struct vl_bvh_box {
@@ -119,16 +126,19 @@ static inline float* vl_bvh_leaf_rows(const vl_bvh* bvh, uint32_t first) {
 }
 
 /* Asks for the memory of child `child` (count primitives; 0: a node4) ahead of its test: the
- * node4's two lines, or the leaf's rows or boxes, up to 512 bytes. */
-static inline void vl_bvh_prefetch_child(const vl_bvh* bvh, uint32_t child, uint32_t count) {
-    const char* p = (const char*)&bvh->wide[child];
+ * node4's two lines, or the lines of the leaf's boxes or of its first `rows` rows (the ones its
+ * test reads), up to 512 bytes. Inlined always: gcc 12 deletes a call to a function that only
+ * prefetches (its modref pass finds no side effect), and the walks then fetch nothing ahead. */
+static inline __attribute__((always_inline)) void vl_bvh_prefetch_child(const vl_bvh* bvh, uint32_t child,
+                                                                        uint32_t count, uint32_t rows) {
+    uintptr_t p = (uintptr_t)&bvh->wide[child];
     size_t bytes = sizeof(vl_bvh_node4);
     if (count && bvh->kind == VL_BVH_TRIANGLES)
-        p = (const char*)vl_bvh_leaf_rows(bvh, child), bytes = sizeof(float) * VL_BVH_TRI_FLOATS * count;
+        p = (uintptr_t)vl_bvh_leaf_rows(bvh, child), bytes = sizeof(float) * rows * count;
     else if (count)
-        p = (const char*)(bvh->boxes + child), bytes = sizeof(vl_bvh_box) * count;
+        p = (uintptr_t)(bvh->boxes + child), bytes = sizeof(vl_bvh_box) * count;
     if (bytes > 512) bytes = 512;
-    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+    for (uintptr_t line = p & ~(uintptr_t)63; line < p + bytes; line += 64) __builtin_prefetch((const void*)line);
 }
 
 /* node4 slots the collapse may need: one per interior binary node (at least one). */

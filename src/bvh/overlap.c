@@ -151,11 +151,11 @@ static inline int sphere_holds(const float* rec, const vl_bvh_node4* w, uint32_t
 /* Appends (query, primitive) for the set bits of the chunk of `lanes` triangles from slot k,
  * without a branch: every lane is written and the end moves past the kept ones (the buffer has
  * room for OV_W more); only the leaf's own prim entries are read. */
-static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t count, uint32_t k,
-                             uint32_t lanes, uint32_t bits) {
+static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t k, uint32_t lanes,
+                             uint32_t bits) {
     vl_pair* dst = out->pairs + out->count;
     for (uint32_t i = 0; i < lanes; i++) {
-        *dst = (vl_pair){query, vl_bvh_leaf_prim(rows, count, k + i)};
+        *dst = (vl_pair){query, vl_bvh_leaf_prim(rows, k + i)};
         dst += bits >> i & 1u;
     }
     out->count = (uint32_t)(dst - out->pairs);
@@ -205,18 +205,18 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
                 vl_status st = ov_room(ctx->out, OV_W);
                 if (st != VL_OK) return st;
                 const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
-                emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, count, k, lanes, (1u << lanes) - 1);
+                emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, k, lanes, (1u << lanes) - 1);
             }
         }
         for (uint32_t k = 0; k < count && tested; k += OV_W) {
             ov_prep prep;
             const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
-            shape_prep(shape, rows + k, count, ov_first(lanes), &prep);
+            shape_prep(shape, vl_bvh_leaf_geometry(rows, count) + k, count, ov_first(lanes), &prep);
             for (uint32_t j = 0; j < tested; j++) {
                 vl_status st = ov_room(ctx->out, OV_W);
                 if (st != VL_OK) return st;
                 const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)rest[j];
-                emit_bits(ctx->out, ov_query(ctx, rest[j]), rows, count, k, lanes, shape_tri(shape, &prep, rec));
+                emit_bits(ctx->out, ov_query(ctx, rest[j]), rows, k, lanes, shape_tri(shape, &prep, rec));
             }
         }
     }
@@ -321,10 +321,12 @@ static vl_status sphere_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t sl
     return sphere_box_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
 }
 
-static const vl_query_kind k_box_tri = {VL_OV_RECORD_FLOATS, box_node_test, box_tri_leaf,
-                                        {.node = box_walk_node, .leaf = box_tri_walk_leaf}};
-static const vl_query_kind k_sphere_tri = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_tri_leaf,
-                                           {.node = sphere_walk_node, .leaf = sphere_tri_walk_leaf}};
+static const vl_query_kind k_box_tri = {
+    VL_OV_RECORD_FLOATS, box_node_test, box_tri_leaf,
+    {.leaf_rows = VL_BVH_OVERLAP_ROWS, .node = box_walk_node, .leaf = box_tri_walk_leaf}};
+static const vl_query_kind k_sphere_tri = {
+    VL_OV_RECORD_FLOATS, sphere_node_test, sphere_tri_leaf,
+    {.leaf_rows = VL_BVH_OVERLAP_ROWS, .node = sphere_walk_node, .leaf = sphere_tri_walk_leaf}};
 static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_box_leaf,
                                         {.node = box_walk_node, .leaf = box_box_walk_leaf}};
 static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_box_leaf,

@@ -14,7 +14,8 @@
  *               answers go through ctx; a status other than VL_OK stops the traversal and is
  *               returned;
  *   walk        the unkeyed walk kind (query_walks.h) of one query, on the same ctx: its node test
- *               SIMD across children, with the same answers as node_test.
+ *               SIMD across children, with the same answers as node_test, and leaf_rows, the
+ *               rows of a triangle leaf that leaf_test reads (the lines prefetched ahead of it).
  * The engine takes the batch down the tree depth first: at a node4, node_test runs once for the
  * node's list of queries, the survivors of each child move into that child's list (packed above
  * the node's list in the arena) and the children are opened in slot order, each with only its
@@ -122,7 +123,7 @@ VL_INLINE vl_status vl_query_batch_run(const vl_bvh* bvh, const vl_query_kind* k
                 for (uint32_t c = 4; c-- > 0;) { /* lane 0 opened first, on top */
                     lists[c] = arena + at;
                     if (!counts[c]) continue;
-                    vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
+                    vl_bvh_prefetch_child(bvh, w->child[c], w->count[c], kind->walk.leaf_rows);
                     stack[top++] = (vl_query_entry){w->count[c] ? e.node : w->child[c], w->count[c] ? c + 1 : 0, at,
                                                     counts[c]};
                     at += counts[c];

@@ -46,6 +46,9 @@ typedef struct vl_query_walks {
 
 typedef struct vl_query_walk_kind {
     int keyed;
+    /* How many of a triangle leaf's rows, from its first, the leaf test reads: the lines
+     * prefetched ahead of it. */
+    uint32_t leaf_rows;
     /* Optional: the state of query id's walk made in slot `slot`; walk `from`'s state moved to `to`. */
     void (*start)(void* ctx, uint32_t slot, uint32_t id);
     void (*move)(void* ctx, uint32_t to, uint32_t from);
@@ -77,13 +80,13 @@ VL_INLINE void vl_query_walk_push(const vl_query_walk_kind* kind, const vl_bvh* 
                 to--;
             }
             k->item[to] = (vl_query_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, keys[c]};
-            vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
+            vl_bvh_prefetch_child(bvh, w->child[c], w->count[c], kind->leaf_rows);
         }
         return;
     }
     for (uint32_t c = 4; c-- > 0;) { /* pushed last to first: lane 0 pops first */
         if (!(bits >> c & 1u)) continue;
-        vl_bvh_prefetch_child(bvh, w->child[c], w->count[c]);
+        vl_bvh_prefetch_child(bvh, w->child[c], w->count[c], kind->leaf_rows);
         k->item[k->top++] = (vl_query_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, 0.0f};
     }
 }

@@ -69,7 +69,7 @@ __attribute__((noinline)) static uint32_t reach_sphere(const float* rows, uint32
 
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                        int any_hit, vl_sweep_best* best) {
-    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    const float* rows = vl_bvh_leaf_geometry(vl_bvh_leaf_rows(bvh, first), count);
     /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE];
     float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];

@@ -103,7 +103,7 @@ void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
 }
 
 void vl_sweep_tri_vertices(const vl_bvh* bvh, uint32_t first, uint32_t count, uint32_t i, double v[3][3]) {
-    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    const float* rows = vl_bvh_leaf_geometry(vl_bvh_leaf_rows(bvh, first), count);
     for (int a = 0; a < 3; a++) {
         double v0 = rows[a * count + i], e1 = rows[(3 + a) * count + i], e2n = rows[(6 + a) * count + i];
         v[0][a] = v0, v[1][a] = v0 + e1, v[2][a] = v0 - e2n;
@@ -526,7 +526,7 @@ void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_
         float tr = report_t(q, best->t, tri_scale(v));
         hit->t = tr;
         tri_answer(q, v, best->t, tr, hit, contact);
-        hit->prim = vl_bvh_leaf_prim(vl_bvh_leaf_rows(bvh, best->first), count, i);
+        hit->prim = vl_bvh_leaf_prim(vl_bvh_leaf_rows(bvh, best->first), i);
     } else {
         const vl_bvh_box* b = &bvh->boxes[best->first];
         double mn[3], mx[3];

@@ -70,7 +70,8 @@ static vl_status sweep_leaf_boxes(void* vctx, const vl_bvh* bvh, uint32_t slot, 
 
 static float sweep_limit(void* vctx, uint32_t slot) { return ((sweep_ctx*)vctx)->state[slot].rec[VL_SR_TMAX]; }
 
-static const vl_query_walk_kind k_sweep_tris = {.keyed = 1, .start = sweep_start, .move = sweep_move,
+static const vl_query_walk_kind k_sweep_tris = {.keyed = 1, .leaf_rows = VL_BVH_TRI_FLOATS,
+                                                .start = sweep_start, .move = sweep_move,
                                                 .node = sweep_node, .leaf = sweep_leaf_tris, .limit = sweep_limit};
 static const vl_query_walk_kind k_sweep_boxes = {.keyed = 1, .start = sweep_start, .move = sweep_move,
                                                  .node = sweep_node, .leaf = sweep_leaf_boxes, .limit = sweep_limit};

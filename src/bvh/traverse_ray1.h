@@ -38,11 +38,11 @@ typedef struct vl_stack1 {
  * equal ones. Returns 1 when an any-hit query is done. */
 static inline int vl_ray1_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_leafray* r,
                                     int any_hit, float* tmax, vl_hit* hit) {
-    const float* rows = vl_bvh_leaf_rows(bvh, first);
+    const float *rows = vl_bvh_leaf_rows(bvh, first), *geometry = vl_bvh_leaf_geometry(rows, count);
     for (uint32_t s = 0; s < count; s += VL_BW) {
         uint32_t n = count - s < VL_BW ? count - s : VL_BW;
         vl_fw t, u, v;
-        uint32_t bits = vl_kw_ray_tri_rows(rows + s, count, n, r->o, r->d, r->tmin, vl_fw_set1(*tmax), &t, &u, &v);
+        uint32_t bits = vl_kw_ray_tri_rows(geometry + s, count, n, r->o, r->d, r->tmin, vl_fw_set1(*tmax), &t, &u, &v);
         if (!bits) continue; /* predicted: a branch, unlike a select, does not hold tmax on the test */
         float ts[VL_BW], us[VL_BW], vs[VL_BW];
         vl_fw_storeu(ts, t);
@@ -56,7 +56,7 @@ static inline int vl_ray1_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t 
             }
         }
         *tmax = ts[j];
-        hit->t = ts[j], hit->prim = vl_bvh_leaf_prim(rows, count, s + j), hit->u = us[j], hit->v = vs[j];
+        hit->t = ts[j], hit->prim = vl_bvh_leaf_prim(rows, s + j), hit->u = us[j], hit->v = vs[j];
         if (any_hit) return 1;
     }
     return 0;

@@ -38,14 +38,14 @@ static void leaf_triangles(float* rec, const uint32_t* idx, uint32_t n, const fl
         const vl_fw valid = vl_fw_first(n - i < VL_BW ? n - i : VL_BW);
         vl_fw best_t = q2[3], best_u = vl_fw_zero(), best_v = vl_fw_zero(), best_p = vl_fw_zero(), got = vl_fw_zero();
         for (uint32_t s = 0; s < count; s++) {
-            vl_triw tv = vl_kw_tri_broadcast(rows + s, count);
+            vl_triw tv = vl_kw_tri_broadcast(vl_bvh_leaf_geometry(rows, count) + s, count);
             vl_fw t, u, v;
             vl_fw h = vl_fw_and(vl_kw_ray_triangle(q0, q2, q0[3], best_t, &tv, &t, &u, &v), valid);
             if (!vl_fw_any(h)) continue;
             best_t = vl_fw_select(h, t, best_t);
             best_u = vl_fw_select(h, u, best_u);
             best_v = vl_fw_select(h, v, best_v);
-            best_p = vl_fw_select(h, prim_lanes(vl_bvh_leaf_prim(rows, count, s)), best_p);
+            best_p = vl_fw_select(h, prim_lanes(vl_bvh_leaf_prim(rows, s)), best_p);
             got = vl_fw_or(got, h);
         }
         uint32_t bits = vl_fw_bits(got);

@@ -195,7 +195,8 @@ VL_INLINE vl_fw vl_kw_slab_parallel(const vl_rayw* r, const vl_boxw* b, vl_fw* t
     return vl_fw_andnot(vl_fw_le(tn, tf), outside);
 }
 
-/* t's 12 vectors in the order of a leaf's rows (v0, e1, e2n, ng as x y z): row k fills *slot[k].
+/* t's 12 vectors in the order of a leaf's geometry rows (v0, e1, e2n, ng as x y z, from
+ * vl_bvh_leaf_geometry): row k fills *slot[k].
  * The rows are read through a pointer bumped a stride at a time: indexed, gcc kept 12 multiples
  * of the stride and spilled them. */
 VL_INLINE void vl_kw_tri_slots(vl_triw* t, vl_fw* slot[12]) {
