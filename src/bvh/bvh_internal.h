@@ -58,10 +58,16 @@ static inline void vl_bvh_tri_get(const float* rows, uint32_t count, uint32_t i,
     memcpy(tri, f, sizeof f);
 }
 
-static inline void vl_bvh_tri_put(float* rows, uint32_t count, uint32_t i, const vl_bvh_tri* tri) {
+/* Triangle i's geometry rows (every row but prim) written, as refit rewrites them. */
+static inline void vl_bvh_tri_put_geometry(float* rows, uint32_t count, uint32_t i, const vl_bvh_tri* tri) {
     float f[VL_BVH_TRI_FLOATS];
     memcpy(f, tri, sizeof f);
-    for (uint32_t k = 0; k < VL_BVH_TRI_FLOATS; k++) rows[k * count + i] = f[k];
+    for (uint32_t k = 1; k < VL_BVH_TRI_FLOATS; k++) rows[k * count + i] = f[k];
+}
+
+static inline void vl_bvh_tri_put(float* rows, uint32_t count, uint32_t i, const vl_bvh_tri* tri) {
+    memcpy(&rows[i], &tri->prim, sizeof tri->prim);
+    vl_bvh_tri_put_geometry(rows, count, i, tri);
 }
 
 /* The caller's index of triangle i of the leaf whose rows start at rows (its first row). */

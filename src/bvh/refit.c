@@ -65,8 +65,8 @@ static void refit_tri_leaf(vl_bvh* bvh, vl_bvh_node* node, uint32_t count, const
         const float *p0 = xyz + 3 * (size_t)corner[0], *p1 = xyz + 3 * (size_t)corner[1],
                     *p2 = xyz + 3 * (size_t)corner[2];
         vl_bvh_tri tri;
-        vl_bvh_tri_setup(&tri, p0, p1, p2, vl_bvh_leaf_prim(rows, k));
-        vl_bvh_tri_put(rows, count, k, &tri);
+        vl_bvh_tri_setup(&tri, p0, p1, p2, 0); /* the prim row stays as it is */
+        vl_bvh_tri_put_geometry(rows, count, k, &tri);
         for (int a = 0; a < 3; a++) {
             float x = p0[a], y = p1[a], z = p2[a];
             float tmn = x < y ? (x < z ? x : z) : (y < z ? y : z), tmx = x > y ? (x > z ? x : z) : (y > z ? y : z);
