@@ -245,8 +245,10 @@ VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep,
 
 /* Batched overlap queries: pairs (i, primitive) for every queries[i] overlapping a primitive are
  * appended to *out (grown through the allocator hooks; out->count is where they start). The batch
- * runs with depth-first move-to-front traversal of the 4-wide tree, 128 queries at a time, with its
- * scratch on the C stack (about 13 KB): the call allocates nothing except when out must grow.
+ * runs with depth-first move-to-front traversal of the 4-wide tree, 128 queries at a time, lists
+ * of 2 or fewer going on as 8 interleaved single-query walks, with its scratch on the C stack
+ * (about 47 KB: lists, records and the walks): the call allocates nothing except when out must
+ * grow.
  * VL_OK; VL_ERR_INVALID_QUERY when some queries were invalid: they get no pair, every valid one is
  * answered; VL_ERR_INVALID_ARGUMENT for a NULL bvh or out, an inconsistent *out (count >
  * capacity, or NULL pairs with a capacity), or NULL queries with count > 0 (nothing written);
