@@ -31,6 +31,7 @@ VL_INLINE vl_fw prim_lanes(uint32_t prim) {
  * gathered once and meets every triangle with its tmax shrinking in registers. */
 static void leaf_triangles(float* rec, const uint32_t* idx, uint32_t n, const float* rows, uint32_t count,
                            int any_hit, vl_hit* hits) {
+    const float* geometry = vl_bvh_leaf_geometry(rows, count);
     for (uint32_t i = 0; i < n; i += VL_BW) {
         vl_fw q0[4], q2[4];
         vl_kw_gather(rec, VL_RAYREC_FLOATS, idx + i, 0, q0);
@@ -38,7 +39,7 @@ static void leaf_triangles(float* rec, const uint32_t* idx, uint32_t n, const fl
         const vl_fw valid = vl_fw_first(n - i < VL_BW ? n - i : VL_BW);
         vl_fw best_t = q2[3], best_u = vl_fw_zero(), best_v = vl_fw_zero(), best_p = vl_fw_zero(), got = vl_fw_zero();
         for (uint32_t s = 0; s < count; s++) {
-            vl_triw tv = vl_kw_tri_broadcast(vl_bvh_leaf_geometry(rows, count) + s, count);
+            vl_triw tv = vl_kw_tri_broadcast(geometry + s, count);
             vl_fw t, u, v;
             vl_fw h = vl_fw_and(vl_kw_ray_triangle(q0, q2, q0[3], best_t, &tv, &t, &u, &v), valid);
             if (!vl_fw_any(h)) continue;
