@@ -220,6 +220,40 @@ static inline int scene_soup(uint32_t count, float extent, float size, uint64_t 
     return 1;
 }
 
+/* Offsets at which the brute-force tests run their scenes again, far from the origin: 0, then
+ * 2^10, 2^13 and 2^17 with both signs (there a float's spacing is 2^-13, 2^-10 and 2^-6). A scene
+ * moved by o has every coordinate plus (o, o / 2, -o), rounded to float: a new scene of its own. */
+#define SCENE_OFFSET_COUNT 7u
+static inline float scene_offset(uint32_t k) {
+    static const float offsets[SCENE_OFFSET_COUNT] = {0.0f, 0x1p10f, -0x1p10f, 0x1p13f, -0x1p13f, 0x1p17f, -0x1p17f};
+    return offsets[k % SCENE_OFFSET_COUNT];
+}
+
+static inline void scene_offset_vector(float o, float v[3]) { v[0] = o, v[1] = 0.5f * o, v[2] = -o; }
+
+/* Moves count points (3 floats each) by v. */
+static inline void scene_move_points(float* xyz, uint32_t count, const float v[3]) {
+    for (uint32_t i = 0; i < count; i++)
+        for (int a = 0; a < 3; a++) xyz[3 * (size_t)i + a] += v[a];
+}
+
+/* Moves a mesh (vertices, agents, bounds) by the offset vector of o. */
+static inline void scene_move(scene_mesh* m, float o) {
+    float v[3];
+    scene_offset_vector(o, v);
+    scene_move_points(m->xyz, m->vertex_count, v);
+    if (m->agents) scene_move_points(m->agents, m->agent_count, v);
+    scene_bounds(m);
+}
+
+/* Moves count boxes by the offset vector of o (infinite bounds stay infinite). */
+static inline void scene_move_boxes(vl_aabb* boxes, uint32_t count, float o) {
+    float v[3];
+    scene_offset_vector(o, v);
+    for (uint32_t i = 0; i < count; i++)
+        for (int a = 0; a < 3; a++) boxes[i].min[a] += v[a], boxes[i].max[a] += v[a];
+}
+
 /* A unit direction, uniform on the sphere. */
 static inline void scene_direction(test_rng* rng, float d[3]) {
     float z = test_float(rng, -1.0f, 1.0f), ph = test_float(rng, 0.0f, 6.2831853f);
