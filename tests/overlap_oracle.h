@@ -1,7 +1,9 @@
 /* Brute-force oracle for the overlap queries, in double precision, and a checker of pair sets.
- * A verdict is 1 (the pair touches or overlaps: it must be reported), 0 (apart by more than 4x
- * the stated tolerance: it must not be) or -1 (within the tolerance: either answer is right, and
- * the pair is counted as skipped). Shared by tests/test_bvh_*.c and fuzz/fuzz_bvh_overlap.c. */
+ * A verdict is 1 (the pair touches or overlaps: it must be reported), 0 (apart by more than the
+ * stated tolerance, 8x over: it must not be) or -1 (within the tolerance: either answer is right,
+ * and the pair is counted as skipped). The tolerance is the one bvh.h states, relative to the
+ * pair's own sizes (the triangle's extent, the sphere's radius), never to the distance from the
+ * origin. Shared by tests/test_bvh_*.c and fuzz/fuzz_bvh_overlap.c. */
 #ifndef VL_TESTS_OVERLAP_ORACLE_H
 #define VL_TESTS_OVERLAP_ORACLE_H
 
@@ -13,7 +15,7 @@
 #include <volley/volley.h>
 
 #define ORACLE_TOUCH 1e-12                                 /* relative: double rounding of a touch */
-#define ORACLE_APART (4.0 * (double)VL_BVH_OVERLAP_TOLERANCE) /* relative: surely apart past this */
+#define ORACLE_APART (8.0 * (double)VL_BVH_OVERLAP_TOLERANCE) /* relative: surely apart past this */
 #define ORACLE_FLOOR 0x1p-60 /* absolute: gaps under this may count as touching (bvh.h: float squares underflow) */
 
 /* Triangles (xyz, indices) or boxes: the primitives as the caller gave them to the build. */
@@ -24,6 +26,7 @@ typedef struct oracle_scene {
     uint32_t count;
 } oracle_scene;
 
+/* The verdict on a gap (a distance; <= 0 when touching) for a pair whose tolerance scale is s. */
 static inline int oracle_classify(double gap, double scale) {
     if (gap <= ORACLE_TOUCH * scale) return 1;
     if (gap > ORACLE_APART * scale && gap > ORACLE_FLOOR) return 0;
@@ -42,22 +45,28 @@ static inline int oracle_query_sphere_valid(const vl_sphere* q) {
     return isfinite(q->radius) && q->radius >= 0.0f;
 }
 
-/* Separating axis test in double on the 13 axes; gaps relative to s |L|_1, then classified as
- * distances (times s) so that the absolute floor applies. */
-static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
-    double s = 1e-300, lo[3], hi[3], gap = -INFINITY;
-    for (int i = 0; i < 3; i++)
-        for (int a = 0; a < 3; a++) s = fmax(s, fabs(v[i][a]));
+/* The largest side of the triangle's box: the scale of its tolerance. */
+static inline double oracle_tri_extent(const double v[3][3]) {
+    double e = 0;
+    for (int a = 0; a < 3; a++)
+        e = fmax(e, fmax(v[0][a], fmax(v[1][a], v[2][a])) - fmin(v[0][a], fmin(v[1][a], v[2][a])));
+    return e;
+}
+
+/* The separating axis test in double: the largest gap between the projections of box and
+ * triangle over the 13 axes, as a distance along each unit axis (<= 0: they touch or overlap).
+ * Where a box axis separates, that gap alone. */
+static inline double oracle_box_tri_gap(const double v[3][3], const vl_aabb* q) {
+    double lo[3], hi[3], gap = -INFINITY;
     for (int a = 0; a < 3; a++) {
         lo[a] = fmin(v[0][a], fmin(v[1][a], v[2][a]));
         hi[a] = fmax(v[0][a], fmax(v[1][a], v[2][a]));
-        gap = fmax(gap, fmax(lo[a] - (double)q->max[a], (double)q->min[a] - hi[a]) / s);
+        gap = fmax(gap, fmax(lo[a] - (double)q->max[a], (double)q->min[a] - hi[a]));
     }
-    if (gap > ORACLE_TOUCH) return oracle_classify(gap * s, s);
+    if (gap > 0) return gap;
     double c[3], h[3], d[3][3];
     for (int a = 0; a < 3; a++) {
         double bmin = fmax(q->min[a], lo[a]), bmax = fmin(q->max[a], hi[a]);
-        if (bmin > bmax) bmin = bmax = 0.5 * (bmin + bmax);
         c[a] = 0.5 * (bmin + bmax), h[a] = 0.5 * (bmax - bmin);
     }
     for (int i = 0; i < 3; i++)
@@ -78,17 +87,21 @@ static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
     }
     for (int k = 0; k < 10; k++) {
         const double* L = axes[k];
-        double l1 = fabs(L[0]) + fabs(L[1]) + fabs(L[2]);
-        if (!(l1 > 0)) continue;
+        double l2 = sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2]);
+        if (!(l2 > 0)) continue;
         double pmin = INFINITY, pmax = -INFINITY;
         for (int i = 0; i < 3; i++) {
             double p = L[0] * d[i][0] + L[1] * d[i][1] + L[2] * d[i][2];
             pmin = fmin(pmin, p), pmax = fmax(pmax, p);
         }
         double r = fabs(L[0]) * h[0] + fabs(L[1]) * h[1] + fabs(L[2]) * h[2];
-        gap = fmax(gap, fmax(pmin - r, -pmax - r) / (l1 * s));
+        gap = fmax(gap, fmax(pmin - r, -pmax - r) / l2);
     }
-    return oracle_classify(gap * s, s); /* gap is relative to s: the floor is absolute */
+    return gap;
+}
+
+static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
+    return oracle_classify(oracle_box_tri_gap(v, q), oracle_tri_extent(v));
 }
 
 /* Distance from the origin to segment p + t e, t in [0, 1]. */
@@ -106,11 +119,9 @@ static inline void oracle_cross(const double a[3], const double b[3], double o[3
 
 static inline double oracle_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-/* Distance from the sphere's center to the triangle against its radius. */
-static inline int oracle_sphere_tri(const double v[3][3], const vl_sphere* q) {
-    double s = q->radius, p[3][3], e[3][3];
-    for (int i = 0; i < 3; i++)
-        for (int a = 0; a < 3; a++) s = fmax(s, fmax(fabs(v[i][a]), fabs(q->center[a])));
+/* The distance from the sphere's center to the triangle, less its radius. */
+static inline double oracle_sphere_tri_gap(const double v[3][3], const vl_sphere* q) {
+    double p[3][3], e[3][3];
     for (int i = 0; i < 3; i++)
         for (int a = 0; a < 3; a++) p[i][a] = v[i][a] - q->center[a];
     for (int i = 0; i < 3; i++)
@@ -127,7 +138,11 @@ static inline int oracle_sphere_tri(const double v[3][3], const vl_sphere* q) {
         }
         if (inside) d = fmin(d, fabs(oracle_dot(n, p[0])) / sqrt(nn));
     }
-    return oracle_classify(d - q->radius, s);
+    return d - q->radius;
+}
+
+static inline int oracle_sphere_tri(const double v[3][3], const vl_sphere* q) {
+    return oracle_classify(oracle_sphere_tri_gap(v, q), q->radius + oracle_tri_extent(v));
 }
 
 static inline int oracle_box_box(const vl_aabb* p, const vl_aabb* q) {
@@ -136,14 +151,17 @@ static inline int oracle_box_box(const vl_aabb* p, const vl_aabb* q) {
     return 1;
 }
 
-static inline int oracle_sphere_box(const vl_aabb* p, const vl_sphere* q) {
-    double s = q->radius, d2 = 0;
+static inline double oracle_sphere_box_gap(const vl_aabb* p, const vl_sphere* q) {
+    double d2 = 0;
     for (int a = 0; a < 3; a++) {
-        s = fmax(s, fabs(q->center[a]));
         double m = fmax(fmax((double)p->min[a] - q->center[a], (double)q->center[a] - p->max[a]), 0.0);
         d2 += m * m;
     }
-    return oracle_classify(sqrt(d2) - q->radius, s);
+    return sqrt(d2) - q->radius;
+}
+
+static inline int oracle_sphere_box(const vl_aabb* p, const vl_sphere* q) {
+    return oracle_classify(oracle_sphere_box_gap(p, q), q->radius);
 }
 
 static inline void oracle_triangle(const oracle_scene* sc, uint32_t i, double v[3][3]) {

@@ -67,16 +67,15 @@ static void box_record(float* rec, const vl_aabb* b) {
     rec[3] = rec[7] = 0.0f;
 }
 
-/* The node test's radius is grown by twice the leaf's slack for the query's own scale, so that
- * the node test's rounding never culls a pair that touches. */
+/* The node test's radius is grown by twice the slack of the radius alone (2 tol r): the node
+ * test subtracts before it squares, so its rounding is relative to the radius, and a pair that
+ * touches is never culled. */
 static void sphere_record(float* rec, const vl_sphere* s) {
-    float scale = s->radius;
-    for (int a = 0; a < 3; a++) rec[a] = s->center[a], scale = fmaxf(scale, fabsf(s->center[a]));
-    float node_r = s->radius + 2.0f * VL_BVH_OVERLAP_TOLERANCE * scale;
+    for (int a = 0; a < 3; a++) rec[a] = s->center[a];
+    float node_r = s->radius + 2.0f * VL_BVH_OVERLAP_TOLERANCE * s->radius;
     rec[VL_OV_RADIUS] = s->radius;
     rec[VL_OV_NODE_R2] = node_r * node_r;
-    rec[VL_OV_SCALE] = scale;
-    rec[6] = rec[7] = 0.0f;
+    rec[5] = rec[6] = rec[7] = 0.0f;
 }
 
 /* ---- node tests -------------------------------------------------------------------------- */
@@ -179,7 +178,7 @@ VL_INLINE uint32_t shape_tri(ov_shape shape, const ov_prep* prep, const float* r
         return ov_box_tri(prep, qmin, qmax);
     }
     ov_vec c[3] = {ov_set1(rec[0]), ov_set1(rec[1]), ov_set1(rec[2])};
-    return ov_sphere_tri(prep, c, ov_set1(rec[VL_OV_RADIUS]), ov_set1(rec[VL_OV_SCALE]));
+    return ov_sphere_tri(prep, c, ov_set1(rec[VL_OV_RADIUS]));
 }
 
 /* Queries of a leaf's list sorted out at a time (those that do not hold the leaf's box). */
@@ -234,7 +233,7 @@ static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, 
 }
 
 /* Box trees. Box queries: closed intervals, exact. Sphere queries: the distance from the center
- * to the box, with the same float operations as the node test and the leaf's slack tol * s
+ * to the box, with the same float operations as the node test and the leaf's slack tol * r
  * (reach2, once per query). */
 VL_INLINE int shape_box_hit(ov_shape shape, const float* q, float reach2, const vl_bvh_box* b) {
     if (shape == OV_BOXES)
@@ -260,7 +259,7 @@ VL_INLINE vl_status box_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
         const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
         float reach2 = 0.0f;
         if (shape == OV_SPHERES) {
-            float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_SCALE];
+            float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_RADIUS];
             reach2 = reach * reach;
         }
         const uint32_t query = ov_query(ctx, ids[i]);

@@ -1,12 +1,16 @@
 /* Overlap kernels: box and sphere queries against the 4 children of a node4 (4 lanes, SIMD across
  * queries, or one query across the children), and one box or sphere query against VL_BW triangles
  * of a leaf's rows (SIMD across triangles at the batch width, vl_ovw_*). The float tolerance is
- * VL_BVH_OVERLAP_TOLERANCE (see volley/bvh.h for what it promises). Inputs are clean (validated at the API edge): no NaN in a
- * query; masked lanes (past a leaf's end, empty children) may hold anything and are dropped.
+ * VL_BVH_OVERLAP_TOLERANCE (see volley/bvh.h for what it promises), relative to the pair's own
+ * sizes: every leaf test works on differences of nearby coordinates (the query's and the
+ * triangle's, exact or rounded at their own magnitude), so its error follows the triangle's extent
+ * and the sphere's radius, not the distance from the origin. Inputs are clean (validated at the
+ * API edge): no NaN in a query; masked lanes (past a leaf's end, empty children) may hold anything
+ * and are dropped.
  *
  * Query records are 8 floats, 32-byte aligned, at records + 8 * id:
  *   box:    min x y z, 0, max x y z, 0
- *   sphere: center x y z, radius, node radius squared, s (max of |center| and radius), 0, 0 */
+ *   sphere: center x y z, radius, node radius squared, 0, 0, 0 */
 #ifndef VL_SIMD_OVERLAP_KERNELS_H
 #define VL_SIMD_OVERLAP_KERNELS_H
 
@@ -18,12 +22,13 @@
 #include "simd/simd.h"
 
 #define VL_OV_RECORD_FLOATS 8u
-enum { VL_OV_RADIUS = 3, VL_OV_NODE_R2 = 4, VL_OV_SCALE = 5 };
+enum { VL_OV_RADIUS = 3, VL_OV_NODE_R2 = 4 };
 
-/* The slack of the box axes of the box-triangle test (2^-22 s): it covers the rounding of the
- * vertices that the leaf rows give back (v0 + e1, v0 - e2n), and stays under the tree's node
- * margin (1e-6 of the scene's magnitude), so that node culling never drops a pair a leaf accepts. */
-#define VL_OV_BOX_AXIS_SLACK 2.384185791015625e-7f
+/* The slack of the box axes of the box-triangle test (2^-21 of the triangle's extent): it covers
+ * the rounding of the vertices that the leaf rows give back (v0 + e1, v0 - e2n: exact where the
+ * edge was, else off by at most 3 * 2^-24 of the edge), after the rounding of the grown bounds
+ * themselves, and stays under the tree's node margin (2^-16 of the scene's extent). */
+#define VL_OV_BOX_AXIS_SLACK 0x1p-21f
 
 /* Quad q of the 4 records of ids[0..3], transposed: out[c] lane j = component c of record j. */
 VL_INLINE void vl_ov_gather(const float* records, const uint32_t ids[4], uint32_t q, vl_f4 out[4]) {
@@ -148,14 +153,6 @@ VL_INLINE vl_fw vl_ovw_edge_apart(const vl_fw f[3], const vl_fw af[3], const vl_
     return vl_fw_gt(vl_fw_abs(vl_ovw_edge_proj(f, m, a)), vl_fw_add(w, r2));
 }
 
-/* Largest coordinate magnitude of the triangles (lanes). */
-VL_INLINE vl_fw vl_ovw_tri_scale(const vl_ov_triw* t) {
-    vl_fw s = vl_fw_zero();
-    for (int a = 0; a < 3; a++)
-        s = vl_fw_max(s, vl_fw_max(vl_fw_abs(t->v0[a]), vl_fw_max(vl_fw_abs(t->v1[a]), vl_fw_abs(t->v2[a]))));
-    return s;
-}
-
 /* What the tests of VL_BW triangles need that no query changes, made once per leaf chunk and
  * shared by every query that reaches the leaf. */
 typedef struct vl_ovw_prep {
@@ -163,25 +160,26 @@ typedef struct vl_ovw_prep {
     vl_fw lo[3], hi[3];  /* the triangles' bounds (box: grown by the box axes' slack) */
     vl_fw f1[3];         /* edge v1 -> v2 */
     vl_fw n[3], an[3];   /* normal (v1 - v0) x (v2 - v0), its absolute values */
-    vl_fw scale, slack;  /* s, tol * s */
+    vl_fw scale, slack;  /* s (the largest side of the triangle's box), tol * s */
     vl_fw inv_ee[3];     /* sphere: 1 / |edge|^2 (0 for a zero edge) */
     vl_fw inv_len, has_normal; /* sphere: 1 / |n|, and the mask of lanes whose normal is not zero */
     vl_fw live;
-    /* box: 2 v0, |edge| of e1, f1, e2n, the span widths of f1's axes |P(e1)| (e1's and e2n's are
-       |n|), the normal's corner offsets 2 n.e1 and 2 n.e2n, twice the slack */
-    vl_fw v0x2[3], ae[3][3], w_f1[3], n_e1, n_e2n, slack2;
+    /* box: |edge| of e1, f1, e2n, the span widths of f1's axes |P(e1)| (e1's and e2n's are |n|),
+       the normal's corner offsets 2 n.e1 and 2 n.e2n, twice the slack */
+    vl_fw ae[3][3], w_f1[3], n_e1, n_e2n, slack2;
 } vl_ovw_prep;
 
 VL_INLINE void vl_ovw_prep_common(const float* row0, uint32_t stride, vl_fw live, vl_ovw_prep* p) {
     vl_ovw_tri_load(row0, stride, &p->t);
     p->live = live;
-    p->scale = vl_ovw_tri_scale(&p->t);
-    p->slack = vl_fw_mul(p->scale, vl_fw_set1(VL_BVH_OVERLAP_TOLERANCE));
+    p->scale = vl_fw_zero();
     for (int a = 0; a < 3; a++) {
         p->lo[a] = vl_fw_min(p->t.v0[a], vl_fw_min(p->t.v1[a], p->t.v2[a]));
         p->hi[a] = vl_fw_max(p->t.v0[a], vl_fw_max(p->t.v1[a], p->t.v2[a]));
+        p->scale = vl_fw_max(p->scale, vl_fw_sub(p->hi[a], p->lo[a]));
         p->f1[a] = vl_fw_sub(vl_fw_zero(), vl_fw_add(p->t.e1[a], p->t.e2n[a]));
     }
+    p->slack = vl_fw_mul(p->scale, vl_fw_set1(VL_BVH_OVERLAP_TOLERANCE));
     vl_ovw_cross(p->t.e2n, p->t.e1, p->n); /* (v1 - v0) x (v2 - v0) */
     for (int a = 0; a < 3; a++) p->an[a] = vl_fw_abs(p->n[a]);
 }
@@ -192,7 +190,6 @@ VL_INLINE void vl_ovw_box_prep(const float* row0, uint32_t stride, vl_fw live, v
     for (int a = 0; a < 3; a++) p->lo[a] = vl_fw_sub(p->lo[a], rho), p->hi[a] = vl_fw_add(p->hi[a], rho);
     const vl_fw two = vl_fw_set1(2.0f);
     for (int a = 0; a < 3; a++) {
-        p->v0x2[a] = vl_fw_add(p->t.v0[a], p->t.v0[a]);
         p->ae[0][a] = vl_fw_abs(p->t.e1[a]), p->ae[1][a] = vl_fw_abs(p->f1[a]), p->ae[2][a] = vl_fw_abs(p->t.e2n[a]);
         p->w_f1[a] = vl_fw_abs(vl_ovw_edge_proj(p->f1, p->t.e1, a));
     }
@@ -202,10 +199,12 @@ VL_INLINE void vl_ovw_box_prep(const float* row0, uint32_t stride, vl_fw live, v
 }
 
 /* Separating axis test of one box (qmin, qmax broadcast) against the prepared triangles: the
- * box's axes against the triangles' bounds (slack 2^-22 s), then (unless the box holds the whole
- * bounds) the box clipped to those bounds (finite, near the triangle, the same intersection with
- * it) against the normal and the 9 edge cross axes, each with slack tol * s * |L|_1 folded into
- * the half sizes. Bits of the live lanes that overlap. */
+ * box's axes against the triangles' bounds (slack 2^-21 s), then (unless the box holds the whole
+ * bounds) the box clipped to those bounds (finite, within the triangle's box, the same
+ * intersection with it) against the normal and the 9 edge cross axes, each with slack
+ * tol * s * |L|_1 folded into the half sizes. The clipped box's corners and the vertices are
+ * subtracted before anything is added, so every value is of the triangle's size. Bits of the live
+ * lanes that overlap. */
 VL_INLINE uint32_t vl_ovw_box_tri(const vl_ovw_prep* p, const vl_fw qmin[3], const vl_fw qmax[3]) {
     vl_fw ok = p->live, inside = vl_fw_true();
     for (int a = 0; a < 3; a++) {
@@ -219,7 +218,7 @@ VL_INLINE uint32_t vl_ovw_box_tri(const vl_ovw_prep* p, const vl_fw qmin[3], con
     for (int a = 0; a < 3; a++) {
         vl_fw bmin = vl_fw_max(qmin[a], p->lo[a]), bmax = vl_fw_min(qmax[a], p->hi[a]);
         h2[a] = vl_fw_add(vl_fw_sub(bmax, bmin), p->slack2);
-        d[a] = vl_fw_sub(p->v0x2[a], vl_fw_add(bmin, bmax));
+        d[a] = vl_fw_add(vl_fw_sub(p->t.v0[a], bmin), vl_fw_sub(p->t.v0[a], bmax));
         m1[a] = vl_fw_sub(d[a], p->t.e2n[a]); /* v0 + v2 - 2 centre */
         m2[a] = vl_fw_add(d[a], p->t.e1[a]);  /* v0 + v1 - 2 centre */
     }
@@ -257,17 +256,17 @@ VL_INLINE vl_fw vl_ovw_segment_d2(const vl_fw p[3], const vl_fw e[3], vl_fw inv_
     return vl_ovw_dot(q, q);
 }
 
-/* One sphere (center c, radius r broadcast; sq its scale) against the prepared triangles: the
- * squared distance from the center to each triangle (the least of its 3 edges' and, where the
- * center projects inside a triangle of non-zero normal, its plane's) against (r + tol * s)^2,
- * after a reject by the triangles' bounds and an accept of triangles whose 3 corners are in
- * reach. Bits of the live lanes that overlap. */
-VL_INLINE uint32_t vl_ovw_sphere_tri(const vl_ovw_prep* p, const vl_fw c[3], vl_fw r, vl_fw sq) {
-    vl_fw s = vl_fw_max(p->scale, sq);
-    vl_fw reach = vl_fw_add(r, vl_fw_mul(s, vl_fw_set1(VL_BVH_OVERLAP_TOLERANCE)));
+/* One sphere (center c, radius r broadcast) against the prepared triangles, in the frame of its
+ * center: the squared distance from the center to each triangle (the least of its 3 edges' and,
+ * where the center projects inside a triangle of non-zero normal, its plane's) against
+ * (r + tol * (r + s))^2, after a reject by the triangles' bounds and an accept of triangles whose
+ * 3 corners are in reach. Bits of the live lanes that overlap. */
+VL_INLINE uint32_t vl_ovw_sphere_tri(const vl_ovw_prep* p, const vl_fw c[3], vl_fw r) {
+    vl_fw reach = vl_fw_add(r, vl_fw_mul(vl_fw_add(p->scale, r), vl_fw_set1(VL_BVH_OVERLAP_TOLERANCE)));
+    const vl_fw neg_reach = vl_fw_sub(vl_fw_zero(), reach);
     vl_fw ok = p->live;
     for (int a = 0; a < 3; a++)
-        ok = vl_fw_and(ok, vl_fw_and(vl_fw_le(p->lo[a], vl_fw_add(c[a], reach)), vl_fw_ge(p->hi[a], vl_fw_sub(c[a], reach))));
+        ok = vl_fw_and(ok, vl_fw_and(vl_fw_le(vl_fw_sub(p->lo[a], c[a]), reach), vl_fw_ge(vl_fw_sub(p->hi[a], c[a]), neg_reach)));
     if (!vl_fw_any(ok)) return 0;
     vl_fw pa[3], pb[3], pc[3];
     for (int a = 0; a < 3; a++) {
