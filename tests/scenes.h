@@ -246,6 +246,20 @@ static inline void scene_move(scene_mesh* m, float o) {
     scene_bounds(m);
 }
 
+/* A copy of m (vertices and triangles) moved by scene_offset(k); 1 on success. */
+static inline int scene_copy_moved(const scene_mesh* m, uint32_t k, scene_mesh* out) {
+    memset(out, 0, sizeof *out);
+    if (!scene_reserve(out, m->vertex_count, m->triangle_count)) {
+        scene_free(out);
+        return 0;
+    }
+    memcpy(out->xyz, m->xyz, sizeof(float) * 3 * (size_t)m->vertex_count);
+    memcpy(out->indices, m->indices, sizeof(uint32_t) * 3 * (size_t)m->triangle_count);
+    out->vertex_count = m->vertex_count, out->triangle_count = m->triangle_count;
+    scene_move(out, scene_offset(k));
+    return 1;
+}
+
 /* Moves count boxes by the offset vector of o (infinite bounds stay infinite). */
 static inline void scene_move_boxes(vl_aabb* boxes, uint32_t count, float o) {
     float v[3];

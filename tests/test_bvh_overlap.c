@@ -158,27 +158,13 @@ static void check_mesh_at(const char* name, const scene_mesh* m, uint32_t n, flo
     vl_bvh_destroy(bvh);
 }
 
-/* A copy of m moved by scene_offset(k). */
-static int moved_copy(const scene_mesh* m, uint32_t k, scene_mesh* out) {
-    memset(out, 0, sizeof *out);
-    if (!scene_reserve(out, m->vertex_count, m->triangle_count)) {
-        scene_free(out);
-        return 0;
-    }
-    memcpy(out->xyz, m->xyz, sizeof(float) * 3 * (size_t)m->vertex_count);
-    memcpy(out->indices, m->indices, sizeof(uint32_t) * 3 * (size_t)m->triangle_count);
-    out->vertex_count = m->vertex_count, out->triangle_count = m->triangle_count;
-    scene_move(out, scene_offset(k));
-    return 1;
-}
-
 /* The mesh where it is, then moved by each far offset with a sixth of the queries. */
 static void check_mesh(const char* name, const scene_mesh* m, uint32_t n, float scale, uint64_t seed,
                        const vl_bvh_desc* desc, int with_invalid) {
     check_mesh_at(name, m, n, scale, seed, desc, with_invalid);
     for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
         scene_mesh moved;
-        if (!moved_copy(m, k, &moved)) continue;
+        if (!scene_copy_moved(m, k, &moved)) continue;
         char what[160];
         snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
         check_mesh_at(what, &moved, n / 6 > 16 ? n / 6 : 16, scale, seed + k, desc, with_invalid);

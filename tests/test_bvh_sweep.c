@@ -137,7 +137,7 @@ static double o_sphere_time(const o_query* q, const o_scene* s, uint32_t i, doub
 }
 
 /* Box against triangle: the ray of the centre into the convex hull of v_j - c + corner; -1 on a
- * miss, -2 when the hull is flat (no facet: nothing to check). */
+ * miss, -2 when the hull is flat (nothing to check). */
 static double o_box_tri_time(const o_query* q, const double t[3][3]) {
     double P[24][3];
     for (int j = 0; j < 3; j++)
@@ -163,6 +163,7 @@ static double o_box_tri_time(const o_query* q, const double t[3][3]) {
                     above |= x > eps, below |= x < -eps;
                 }
                 if (above && below) continue;
+                if (!above && !below) return -2.0; /* a flat hull (a point box): no facet bounds its sides */
                 if (above)
                     for (int a = 0; a < 3; a++) n[a] = -n[a];
                 if (above) h = -h;
@@ -228,6 +229,9 @@ static double o_lower(const o_query* q, const o_scene* s, uint32_t i, double gro
     return lo <= hi ? lo : -1.0;
 }
 
+/* The shape's own size: the radius, or the box's largest half side. */
+static double q_size(const o_query* q) { return fmax(q->r, fmax(q->h[0], fmax(q->h[1], q->h[2]))); }
+
 typedef struct o_cand {
     double lower;
     uint32_t prim;
@@ -249,7 +253,7 @@ static double o_first(const o_query* q, const o_scene* s, uint32_t* prim) {
         cand = malloc(sizeof(o_cand) * cap);
     }
     uint32_t n = 0;
-    double grow = 1e-3 * (s->scale + 1);
+    double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1); /* the shape's, and double rounding's */
     for (uint32_t i = 0; i < s->count; i++) {
         double lb = o_lower(q, s, i, grow);
         if (lb >= 0) cand[n].lower = lb, cand[n++].prim = i;
@@ -278,21 +282,20 @@ static double q_scale(const o_query* q) {
     return s;
 }
 
-static double o_prim_scale(const o_scene* s, uint32_t i) {
+/* A primitive's own size: a triangle's largest box side; a box's none (bvh.h). */
+static double o_prim_size(const o_scene* s, uint32_t i) {
     double m = 0;
-    for (int k = 0; k < 3; k++) {
-        if (s->tri)
-            for (int j = 0; j < 3; j++) m = fmax(m, fabs(s->tri[i][j][k]));
-        else
-            m = fmax(m, fmax(isfinite(s->boxes[i].min[k]) ? fabs(s->boxes[i].min[k]) : 0,
-                             isfinite(s->boxes[i].max[k]) ? fabs(s->boxes[i].max[k]) : 0));
-    }
+    if (s->tri)
+        for (int k = 0; k < 3; k++)
+            m = fmax(m, fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k])) -
+                            fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k])));
     return m;
 }
 
-/* The tolerance of bvh.h in t for q against primitive i at time T, and in distance. */
+/* The tolerance of bvh.h in distance for q against primitive i at time T: of the shape's and the
+ * primitive's sizes and the travel, never of the distance from the origin. */
 static double tol_dist(const o_query* q, const o_scene* s, uint32_t i, double T) {
-    double S = fmax(q_scale(q), i == VL_NO_HIT ? s->scale : o_prim_scale(s, i));
+    double S = q_size(q) + (i == VL_NO_HIT ? 0.0 : o_prim_size(s, i));
     return VL_SWEEP_TOLERANCE * (S + sqrt(o_dot(q->d, q->d)) * fmax(T, 0.0));
 }
 
@@ -341,15 +344,17 @@ static void check_answer(const o_query* q, const o_scene* s, vl_hit hit, const v
     double nd = (double)n[0] * q->d[0] + (double)n[1] * q->d[1] + (double)n[2] * q->d[2];
     CHECK(fabs(nl - 1.0) < 1e-5, "%s %u: |normal| %.9g", g_what, index, nl);
     CHECK(nd <= 1e-6 * dl, "%s %u: normal . dir %.3g", g_what, index, nd);
-    double p[3], at[3], td = tol_dist(q, s, hit.prim, hit.t);
+    /* the tolerance, and the rounding of the point to float (2^-24 of its coordinates) */
+    double p[3], at[3], td = tol_dist(q, s, hit.prim, hit.t), round = 0;
     for (int k = 0; k < 3; k++) p[k] = contact->point[k], at[k] = q->c[k] + (double)hit.t * q->d[k];
+    for (int k = 0; k < 3; k++) round = fmax(round, 0x1p-22 * fabs(p[k]));
     double on = o_dist(s, hit.prim, p);
-    CHECK(on <= 4 * td + 1e-6 * s->scale, "%s %u: contact %.3g from the primitive", g_what, index, on);
+    CHECK(on <= 4 * td + round, "%s %u: contact %.3g from the primitive", g_what, index, on);
     if (!q->box) {
         double cd = sqrt((p[0] - at[0]) * (p[0] - at[0]) + (p[1] - at[1]) * (p[1] - at[1]) +
                          (p[2] - at[2]) * (p[2] - at[2]));
         if (hit.t > 0)
-            CHECK(fabs(cd - q->r) <= 4 * td + 1e-6 * s->scale, "%s %u: contact %.9g from the centre, radius %.9g",
+            CHECK(fabs(cd - q->r) <= 4 * td + round, "%s %u: contact %.9g from the centre, radius %.9g",
                   g_what, index, cd, q->r);
     } else {
         double out = 0;
@@ -357,7 +362,7 @@ static void check_answer(const o_query* q, const o_scene* s, vl_hit hit, const v
             double x = fabs(p[k] - at[k]) - q->h[k];
             out = fmax(out, x);
         }
-        CHECK(out <= 4 * td + 1e-6 * s->scale, "%s %u: contact %.3g outside the box", g_what, index, out);
+        CHECK(out <= 4 * td + round, "%s %u: contact %.3g outside the box", g_what, index, out);
     }
 }
 
@@ -503,7 +508,7 @@ static void make_sweeps(const scene_mesh* m, uint32_t n, float size, uint64_t se
     }
 }
 
-static void check_mesh(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name) {
+static void check_mesh_at(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name) {
     tri_scene t;
     CHECK(tri_scene_make(m, &t, leaf), "%s: build", name);
     if (!t.bvh) return;
@@ -518,6 +523,19 @@ static void check_mesh(const scene_mesh* m, uint32_t n, float size, uint64_t see
     free(sph);
     free(box);
     tri_scene_free(&t);
+}
+
+/* The mesh where it is, then moved by each far offset with a sixth of the sweeps. */
+static void check_mesh(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name) {
+    check_mesh_at(m, n, size, seed, leaf, name);
+    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
+        scene_mesh moved;
+        if (!scene_copy_moved(m, k, &moved)) continue;
+        char what[96];
+        snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
+        check_mesh_at(&moved, n / 6 > 8 ? n / 6 : 8, size, seed + k, leaf, what);
+        scene_free(&moved);
+    }
 }
 
 static void test_soups(void) {
@@ -703,14 +721,16 @@ static void test_filter_margins(void) {
     }
 }
 
-static void test_world(void) {
+/* Characters: spheres and boxes dropped onto and slid along the terrain, the world moved by
+ * scene_offset(k). */
+static void test_characters(const scene_mesh* world, uint32_t k) {
     scene_mesh m;
-    if (!scene_world(16, 6, 8, 41, &m)) return;
-    check_mesh(&m, test_scaled(300), 0.5f, 42, 8, "world");
-    /* characters: spheres and boxes dropped onto and slid along the terrain */
+    if (!scene_copy_moved(world, k, &m)) return;
+    float v[3];
+    scene_offset_vector(scene_offset(k), v);
     tri_scene t;
     CHECK(tri_scene_make(&m, &t, 8), "world build");
-    uint32_t n = test_scaled(200);
+    uint32_t n = test_scaled(k ? 60 : 200);
     vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
     vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
     test_rng rng = {43};
@@ -719,17 +739,75 @@ static void test_world(void) {
         float y = scene_height(x, z) + r * (i % 3 == 0 ? 1.0f : 3.0f);
         float d[3] = {0, -1, 0};
         if (i & 1) d[0] = test_float(&rng, -1, 1), d[1] = test_float(&rng, -0.2f, 0.0f), d[2] = test_float(&rng, -1, 1);
-        for (int a = 0; a < 3; a++) sph[i].center[a] = (a == 0 ? x : a == 1 ? y : z), sph[i].dir[a] = d[a];
+        for (int a = 0; a < 3; a++) sph[i].center[a] = (a == 0 ? x : a == 1 ? y : z) + v[a], sph[i].dir[a] = d[a];
         sph[i].radius = r, sph[i].tmax = test_float(&rng, 0, 8);
         for (int a = 0; a < 3; a++)
             box[i].box.min[a] = sph[i].center[a] - r, box[i].box.max[a] = sph[i].center[a] + r, box[i].dir[a] = d[a];
         box[i].tmax = sph[i].tmax;
     }
-    check_sweeps(t.bvh, &t.o, sph, NULL, n, "world characters spheres");
-    check_sweeps(t.bvh, &t.o, NULL, box, n, "world characters boxes");
+    char what[96];
+    snprintf(what, sizeof what, "world characters at %g, spheres", scene_offset(k));
+    check_sweeps(t.bvh, &t.o, sph, NULL, n, what);
+    snprintf(what, sizeof what, "world characters at %g, boxes", scene_offset(k));
+    check_sweeps(t.bvh, &t.o, NULL, box, n, what);
     free(sph);
     free(box);
     tri_scene_free(&t);
+    scene_free(&m);
+}
+
+static void test_world(void) {
+    scene_mesh m;
+    if (!scene_world(16, 6, 8, 41, &m)) return;
+    check_mesh(&m, test_scaled(300), 0.5f, 42, 8, "world");
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) test_characters(&m, k);
+    scene_free(&m);
+}
+
+/* Sweeps with a time of impact outside the band of 1e-4 of their own size and travel (radius or
+ * largest half side, plus |dir| tmax) from the first contact: a hit reported too early or too
+ * late, or a hit or miss the shape grown or shrunk by the band does not explain. The sweeps of
+ * the bench and the tool (scene_sweeps) on a terrain world moved by scene_offset(k): at most 0.1%
+ * of them. */
+static void test_band(uint32_t k) {
+    scene_mesh m;
+    if (!scene_world(32, 16, 0, 80 + k, &m)) return;
+    scene_move(&m, scene_offset(k));
+    tri_scene t;
+    CHECK(tri_scene_make(&m, &t, 8), "band build");
+    const uint32_t n = test_scaled(500);
+    vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
+    vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
+    vl_hit* hits = malloc(sizeof(vl_hit) * n);
+    scene_sweeps(&m, n, 90 + k, sph, box);
+    for (int shape = 0; shape < 2 && t.bvh; shape++) {
+        CHECK((shape ? vl_bvh_sweep_boxes(t.bvh, box, n, 0, hits) : vl_bvh_sweep_spheres(t.bvh, sph, n, 0, hits)) == VL_OK,
+              "band %s", shape ? "boxes" : "spheres");
+        uint32_t wrong = 0;
+        double worst = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            o_query q = shape ? o_box(&box[i]) : o_sphere(&sph[i]);
+            const double dl = sqrt(o_dot(q.d, q.d)), band = 1e-4 * (q_size(&q) + dl * q.tmax);
+            uint32_t prim;
+            const double T = o_first(&q, &t.o, &prim);
+            double off = 0;
+            if (hits[i].prim != VL_NO_HIT && prim != VL_NO_HIT) {
+                off = fmax(T - hits[i].t, hits[i].t - T - 0x1p-40 * (t.o.scale + 1) / dl) * dl / band;
+            } else if (hits[i].prim != prim) { /* a hit or a miss that only a graze explains */
+                o_query g = o_grown(&q, prim == VL_NO_HIT ? band : -band);
+                uint32_t gp;
+                off = (o_first(&g, &t.o, &gp) != INFINITY) == (prim == VL_NO_HIT) ? 0.0 : INFINITY;
+            }
+            wrong += off > 1.0;
+            worst = fmax(worst, off);
+        }
+        printf("test_bvh_sweep: band at %g, %s: %u of %u sweeps outside 1e-4 of their size and travel (worst %.3g "
+               "bands)\n", scene_offset(k), shape ? "boxes" : "spheres", wrong, n, worst);
+        CHECK(wrong * 1000 <= n, "band at %g: %u of %u %s sweeps outside 1e-4 of their size and travel", scene_offset(k),
+              wrong, n, shape ? "box" : "sphere");
+    }
+    free(sph), free(box), free(hits);
+    if (t.bvh) tri_scene_free(&t);
     scene_free(&m);
 }
 
@@ -751,8 +829,9 @@ static void test_real_meshes(void) {
     }
 }
 
-static void test_boxes(void) {
-    uint32_t nb = test_scaled(400) + 2;
+/* A tree of random boxes (flat ones among them) moved by scene_offset(k), and sweeps moved alike. */
+static void test_boxes(uint32_t k) {
+    uint32_t nb = test_scaled(k ? 150 : 400) + 2;
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * nb);
     test_rng rng = {61};
     for (uint32_t i = 0; i < nb; i++)
@@ -762,20 +841,26 @@ static void test_boxes(void) {
             boxes[i].min[a] = lo, boxes[i].max[a] = lo + size;
         }
     vl_bvh* bvh = NULL;
+    float v[3];
+    scene_offset_vector(scene_offset(k), v);
+    scene_move_boxes(boxes, nb, scene_offset(k));
     CHECK(vl_bvh_build_boxes(boxes, nb, NULL, &bvh) == VL_OK, "box tree");
-    o_scene s = {NULL, boxes, nb, 104.0};
-    uint32_t n = test_scaled(300);
+    o_scene s = {NULL, boxes, nb, 104.0 + fabs(scene_offset(k))};
+    uint32_t n = test_scaled(k ? 60 : 300);
     vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
     vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
     scene_mesh fake = {0};
-    float xyz[6] = {0, 0, 0, 100, 100, 100};
+    float xyz[6] = {v[0], v[1], v[2], 100 + v[0], 100 + v[1], 100 + v[2]};
     fake.xyz = xyz, fake.vertex_count = 2;
     scene_bounds(&fake);
     make_sweeps(&fake, n, 1.5f, 62, sph, box);
     for (uint32_t i = 0; i < n; i += 4) /* start inside a box corner region, and at its faces */
         for (int a = 0; a < 3; a++) sph[i].center[a] = boxes[i % nb].max[a] + (a == 0 ? sph[i].radius * 0.5f : 0.0f);
-    check_sweeps(bvh, &s, sph, NULL, n, "box tree spheres");
-    check_sweeps(bvh, &s, NULL, box, n, "box tree boxes");
+    char what[80];
+    snprintf(what, sizeof what, "box tree at %g, spheres", scene_offset(k));
+    check_sweeps(bvh, &s, sph, NULL, n, what);
+    snprintf(what, sizeof what, "box tree at %g, boxes", scene_offset(k));
+    check_sweeps(bvh, &s, NULL, box, n, what);
     free(sph);
     free(box);
     vl_bvh_destroy(bvh);
@@ -904,7 +989,7 @@ int main(void) {
     test_soups();
     test_filter_margins();
     test_world();
-    test_boxes();
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) test_band(k), test_boxes(k);
     test_real_meshes();
     return test_finish("test_bvh_sweep");
 }

@@ -161,12 +161,18 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * axes over time) and against boxes (the box rounded by the radius; box-box by 3 axes over time).
  * Triangles are double-sided and closed (touching counts); a triangle of zero area is hit as its
  * edges and vertices. A sweep that starts in contact (or overlapping) answers t = 0.
- * Tolerance: with T the true first contact (of the tree's copy of the triangles: v0, and the edges
- * rounded to float once), the reported t satisfies T - tol <= t <= T (never later), where
- * tol = VL_SWEEP_TOLERANCE * (S + |dir| T) / |dir| and S is the largest magnitude of any coordinate
- * of the moving shape's start (centre +- radius, box corners) and of the primitive. Near misses
- * and near hits closer than that (grazing) may go either way, and so may a contact whose point
- * lies past float range (|centre| + |dir| T beyond FLT_MAX on some axis).
+ * Tolerance, relative to the sweep, never to the distance from the origin: with T the true first
+ * contact (of the tree's copy of the triangles: v0, and the edges rounded to float once, which is
+ * the caller's triangle wherever an edge's float difference is exact, as between coordinates
+ * within a factor 2 of each other, and else off by at most 3 * 2^-24 of that edge), the reported t
+ * satisfies T - tol <= t <= T (never later), where tol = VL_SWEEP_TOLERANCE * (S + |dir| T) / |dir|
+ * and S is the shape's own size (the radius, or the box's largest half side) plus, against a
+ * triangle, the largest side of the triangle's box. The tests run in double on the differences of
+ * the primitive's coordinates and the sweep's start, so a 2 cm sphere 5 km from the origin is
+ * answered as well as at the origin. Near misses and near hits closer than tol (grazing) may go
+ * either way, and so may a contact whose point lies past float range (|centre| + |dir| T beyond
+ * FLT_MAX on some axis). The contact point is a float in the caller's coordinates: it carries
+ * their rounding too (2^-24 of its coordinates' magnitude).
  * hit: t, prim; u and v are the barycentric coordinates (weights of the second and third
  * vertices) of the contact point on a triangle, 0 for boxes. A miss is prim = VL_NO_HIT,
  * t = INFINITY.
@@ -220,16 +226,25 @@ VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep,
  * its box. Sets are closed: touching counts. Triangles are surfaces (double-sided, no inside): a
  * query within a closed mesh that touches none of its triangles overlaps nothing.
  *
- * Tests and their float tolerance (tol = VL_BVH_OVERLAP_TOLERANCE, s = the largest coordinate
- * magnitude of the triangle's vertices, and for a sphere also of its center and its radius):
+ * Tests and their float tolerance, relative to the pair's own sizes and never to the distance from
+ * the origin (tol = VL_BVH_OVERLAP_TOLERANCE; s = the largest side of the triangle's box). Every
+ * test subtracts the query's and the triangle's coordinates before anything else (exact for
+ * coordinates within a factor 2 of each other, else rounded at their difference's size), so a
+ * 6 cm box 4 km from the origin is answered as well as at the origin:
  * - box-triangle: the separating axis test on 13 axes (the box's 3, the triangle's normal, the 9
  *   cross products of edges and box axes). A pair that touches or overlaps is always reported; a
- *   pair is reported only when, along each of the 13 axes L, the gap between the projections is at
- *   most tol * s * |L|_1 (so pairs further apart than that along some axis never are);
+ *   pair is reported only when, along each of the box's axes, the gap is at most 2^-21 s, and along
+ *   each of the other 10 axes L the gap between the projections is at most tol * s * |L|_1;
  * - sphere-triangle: the distance from the center to the closest point of the triangle, reported
- *   when it is at most radius + tol * s (touching or overlapping pairs always are);
+ *   when it is at most radius + tol * (radius + s) (touching or overlapping pairs always are);
  * - box-box (box trees): closed intervals on the 3 axes, exact, infinite bounds included;
- * - sphere-box (box trees): the distance from the center to the box, at most radius + tol * s.
+ * - sphere-box (box trees): the distance from the center to the box, at most radius + tol * radius.
+ * The triangle is the tree's copy (v0, and the edges rounded to float once: the caller's triangle
+ * wherever an edge's float difference is exact, else off by at most 3 * 2^-24 of that edge).
+ * The slack follows the triangle's size: a query much smaller than a triangle it nearly touches
+ * (a 1 cm sphere by a 100 m ground triangle: tol * s is 0.4 mm) is answered within the triangle's
+ * tolerance, not its own; far from the origin the input's own rounding is the other limit (at
+ * 2^17 a float's spacing is 2^-6, 1.6 cm: the scene the tree sees is the rounded one).
  * Zero-area triangles (segments, points) are tested as the segment or point they are. Answers are
  * exact as stated for coordinates and radii up to 2^30 in magnitude (float products stay finite);
  * beyond that overflow may add or drop pairs, never crash. At the other end, a gap under 2^-60

@@ -7,10 +7,12 @@
 #include "bvh/bvh_internal.h"
 
 /* A valid sweep in double precision: a box of half extents h (a sphere: h = 0 and radius r)
- * centred at c moves by t * d, t in [0, tmax]. scale is the query's part of the tolerance's S. */
+ * centred at c moves by t * d, t in [0, tmax]. size is the shape's own size (r, or the largest
+ * of h): its part of the tolerance; scale the largest magnitude of its start's coordinates, which
+ * only the float culling tests' pads follow. */
 typedef struct vl_sweep_query {
     double c[3], h[3], d[3];
-    double r, tmax, scale;
+    double r, tmax, size, scale;
     int is_box;
 } vl_sweep_query;
 

@@ -1,8 +1,11 @@
 /* Exact sweep tests in double precision: a sphere against a triangle (face, edges, vertices of
  * the triangle grown by the radius) and a box (faces, edges, corners of the box rounded by the
  * radius); a box against a triangle (13 separating axes over time) and a box (3 axes over time).
- * Inputs are floats, exact in double, so the only error is a few double roundings (and the
- * square root's amplification at grazing contacts): far below the float tolerance of bvh.h. */
+ * Inputs are floats, exact in double, and every test starts from the differences of the
+ * primitive's coordinates and the sweep's start (exact in double), so the only error is a few
+ * double roundings of values of the pair's own size and travel (and the square root's
+ * amplification at grazing contacts): far below the tolerance of bvh.h, which follows the same
+ * sizes, never the distance from the origin. */
 #include <float.h>
 #include <math.h>
 
@@ -53,6 +56,7 @@ static void query_dir(vl_sweep_query* q, const float d[3], float tmax) {
 void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s) {
     q->is_box = 0;
     q->r = s->radius;
+    q->size = s->radius;
     q->scale = 0.0;
     for (int a = 0; a < 3; a++) {
         q->c[a] = s->center[a], q->h[a] = 0.0;
@@ -64,10 +68,12 @@ void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s) {
 void vl_sweep_query_box(vl_sweep_query* q, const vl_box_sweep* s) {
     q->is_box = 1;
     q->r = 0.0;
+    q->size = 0.0;
     q->scale = 0.0;
     for (int a = 0; a < 3; a++) {
         double lo = s->box.min[a], hi = s->box.max[a];
         q->c[a] = 0.5 * (lo + hi), q->h[a] = 0.5 * (hi - lo); /* exact in double */
+        q->size = fmax(q->size, q->h[a]);
         q->scale = fmax(q->scale, fmax(fabs(lo), fabs(hi)));
     }
     query_dir(q, s->dir, s->tmax);
@@ -362,26 +368,22 @@ double vl_sweep_exact_box(const vl_sweep_query* q, const double mn[3], const dou
 
 /* ---- answers and contacts ----------------------------------------------------------------- */
 
-static double tri_scale(const double v[3][3]) {
-    double s = 0.0;
-    for (int i = 0; i < 3; i++)
-        for (int k = 0; k < 3; k++) s = fmax(s, fabs(v[i][k]));
-    return s;
-}
+/* The tolerance's S for a hit of the primitive whose own size is prim_size (bvh.h). */
+static double tolerance_size(const vl_sweep_query* q, double prim_size) { return q->size + prim_size; }
 
-static double box_scale(const double mn[3], const double mx[3]) {
+/* A triangle's own size: the largest side of its box. A box primitive has none: its tests'
+ * differences are of the sweep's size and travel alone. */
+static double tri_size(const double v[3][3]) {
     double s = 0.0;
-    for (int k = 0; k < 3; k++) {
-        if (isfinite(mn[k])) s = fmax(s, fabs(mn[k]));
-        if (isfinite(mx[k])) s = fmax(s, fabs(mx[k]));
-    }
+    for (int k = 0; k < 3; k++)
+        s = fmax(s, fmax(v[0][k], fmax(v[1][k], v[2][k])) - fmin(v[0][k], fmin(v[1][k], v[2][k])));
     return s;
 }
 
 /* The reported time: t backed off by a quarter of the tolerance, rounded down to a float. */
-static float report_t(const vl_sweep_query* q, double t, double prim_scale) {
+static float report_t(const vl_sweep_query* q, double t, double prim_size) {
     if (t <= 0.0) return 0.0f;
-    double dlen = sqrt(dot3(q->d, q->d)), s = fmax(q->scale, prim_scale);
+    double dlen = sqrt(dot3(q->d, q->d)), s = tolerance_size(q, prim_size);
     double back = t - 0x1p-22 * (s + dlen * t) / dlen;
     if (back <= 0.0) return 0.0f;
     float f = (float)back;
@@ -447,11 +449,12 @@ static void barycentric(const double p[3], const double v[3][3], float* u, float
     *v_out = (float)((a * y - b * x) / det);
 }
 
+/* The contact of a sphere at t with the closest point p: the normal from p to the centre, taken
+ * in the frame of the start (p - c, then the travel), so that it keeps the sphere's precision. */
 static void sphere_contact(const vl_sweep_query* q, double t, const double p[3], vl_contact* contact) {
-    double ct[3], n[3];
-    for (int k = 0; k < 3; k++) ct[k] = q->c[k] + t * q->d[k];
-    sub3(ct, p, n);
-    if (sqrt(dot3(n, n)) <= 0x1p-30 * (q->scale + q->r)) n[0] = n[1] = n[2] = 0.0;
+    double n[3];
+    for (int k = 0; k < 3; k++) n[k] = t * q->d[k] - (p[k] - q->c[k]);
+    if (sqrt(dot3(n, n)) <= 0x1p-30 * (q->r + sqrt(dot3(q->d, q->d)) * t)) n[0] = n[1] = n[2] = 0.0;
     face_against(q, n, contact->normal);
     for (int k = 0; k < 3; k++) contact->point[k] = (float)p[k];
 }
@@ -468,7 +471,7 @@ static void tri_answer(const vl_sweep_query* q, const double v[3][3], double t, 
     } else {
         box_tri(q, v, INFINITY, n);
         /* the triangle clipped to the box at t, grown by the tolerance: its centroid */
-        double grow = 0x1p-18 * (fmax(q->scale, tri_scale(v)) + sqrt(dot3(q->d, q->d)) * t) + 1e-30;
+        double grow = 0x1p-18 * (tolerance_size(q, tri_size(v)) + sqrt(dot3(q->d, q->d)) * t) + 1e-30;
         double poly[9][3];
         int m = 3;
         for (int i = 0; i < 3; i++)
@@ -508,7 +511,7 @@ static void box_answer(const vl_sweep_query* q, const double mn[3], const double
     }
     double n[3] = {0.0, 0.0, 0.0}; /* stays 0 (then -dir) only if rounding loses the contact */
     box_box(q, mn, mx, INFINITY, n);
-    double grow = 0x1p-18 * (fmax(q->scale, box_scale(mn, mx)) + sqrt(dot3(q->d, q->d)) * t) + 1e-30;
+    double grow = 0x1p-18 * (tolerance_size(q, 0.0) + sqrt(dot3(q->d, q->d)) * t) + 1e-30;
     for (int k = 0; k < 3; k++) {
         double lo = fmax(ct[k] - q->h[k] - grow, mn[k]), hi = fmin(ct[k] + q->h[k] + grow, mx[k]);
         p[k] = lo <= hi ? 0.5 * (lo + hi) : (ct[k] < mn[k] ? mn[k] : mx[k]);
@@ -523,7 +526,7 @@ void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_
         double v[3][3];
         const uint32_t count = best->at >> 16, i = best->at & 0xFFFFu;
         vl_sweep_tri_vertices(bvh, best->first, count, i, v);
-        float tr = report_t(q, best->t, tri_scale(v));
+        float tr = report_t(q, best->t, tri_size(v));
         hit->t = tr;
         tri_answer(q, v, best->t, tr, hit, contact);
         hit->prim = vl_bvh_leaf_prim(vl_bvh_leaf_rows(bvh, best->first), i);
@@ -531,7 +534,7 @@ void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_
         const vl_bvh_box* b = &bvh->boxes[best->first];
         double mn[3], mx[3];
         for (int k = 0; k < 3; k++) mn[k] = b->min[k], mx[k] = b->max[k];
-        float tr = report_t(q, best->t, box_scale(mn, mx));
+        float tr = report_t(q, best->t, 0.0);
         hit->t = tr, hit->prim = b->prim, hit->u = hit->v = 0.0f;
         box_answer(q, mn, mx, best->t, tr, contact);
     }
