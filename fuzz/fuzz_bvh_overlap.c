@@ -5,7 +5,8 @@
  * scratch) and the single-query answers must be the same pair sets; within the range the header
  * promises (coordinates up to 2^30) they must agree with the double-precision brute force. A
  * refit to moved coordinates must answer as a fresh build of them; a refit with bad input must
- * fail and change nothing. */
+ * fail and change nothing. Every input runs twice: where its bytes put it, and moved far from the
+ * origin (fuzz_far_offset). */
 #include <volley/volley.h>
 
 #include "fuzz_util.h"
@@ -33,6 +34,9 @@ __attribute__((destructor)) static void print_stats(void) {
 
 static int finite_in_range(float x) { return fabsf(x) <= RANGE; }
 
+/* The offset of this run, added to every coordinate the bytes give. */
+static float g_off[3];
+
 static void make_scene(fuzz_input* in, scene* s, int moved) {
     if (!moved) {
         uint8_t mode = fuzz_byte(in);
@@ -46,7 +50,7 @@ static void make_scene(fuzz_input* in, scene* s, int moved) {
         for (uint32_t i = 0; i < s->count; i++)
             for (int a = 0; a < 3; a++) {
                 vl_aabb* b = &s->box[i];
-                b->min[a] = fuzz_coord(in);
+                b->min[a] = fuzz_coord(in) + g_off[a];
                 b->max[a] = b->min[a] + fabsf(fuzz_coord(in));
                 if (s->clean && isnan(b->max[a])) b->min[a] = b->max[a] = 0.0f;
                 s->in_range &= isinf(b->min[a]) || isinf(b->max[a]) || (finite_in_range(b->min[a]) && finite_in_range(b->max[a]));
@@ -55,6 +59,7 @@ static void make_scene(fuzz_input* in, scene* s, int moved) {
         for (uint32_t i = 0; i < s->nv * 3; i++) {
             s->xyz[i] = fuzz_coord(in);
             if (s->clean && !isfinite(s->xyz[i])) s->xyz[i] = 0.0f;
+            s->xyz[i] += g_off[i % 3];
             s->in_range &= finite_in_range(s->xyz[i]);
         }
         if (!moved)
@@ -147,17 +152,17 @@ static vl_pair* run_queries(const vl_bvh* bvh, const scene* s, const vl_aabb* bo
 static void make_queries(fuzz_input* in, uint32_t n, vl_aabb* boxes, vl_sphere* spheres) {
     for (uint32_t i = 0; i < n; i++) {
         for (int a = 0; a < 3; a++) {
-            boxes[i].min[a] = fuzz_coord(in);
+            boxes[i].min[a] = fuzz_coord(in) + g_off[a];
             uint8_t b = fuzz_byte(in);
-            boxes[i].max[a] = b < 200 ? boxes[i].min[a] + (float)(b % 16) * 0.5f : fuzz_coord(in);
-            spheres[i].center[a] = fuzz_coord(in);
+            boxes[i].max[a] = b < 200 ? boxes[i].min[a] + (float)(b % 16) * 0.5f : fuzz_coord(in) + g_off[a];
+            spheres[i].center[a] = fuzz_coord(in) + g_off[a];
         }
         uint8_t b = fuzz_byte(in);
         spheres[i].radius = b < 220 ? (float)(b % 24) * 0.25f : fuzz_coord(in);
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static void run(const uint8_t* data, size_t size) {
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static scene s, moved;
@@ -200,5 +205,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         vl_bvh_destroy(bvh);
     }
     FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    g_off[0] = g_off[1] = g_off[2] = 0.0f;
+    run(data, size);
+    fuzz_far_offset(data, size, g_off);
+    run(data, size);
     return 0;
 }

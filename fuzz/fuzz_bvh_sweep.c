@@ -5,7 +5,8 @@
  * with a brute force over all primitives with the library's exact tests (so that only culling is
  * on trial here; the exact tests meet an independent oracle in test_bvh_sweep.c): a hit exactly
  * when brute force has one, t never later than the first contact, contacts with unit normals
- * facing against the sweep, a miss and VL_ERR_INVALID_QUERY for invalid sweeps, no leak. */
+ * facing against the sweep, a miss and VL_ERR_INVALID_QUERY for invalid sweeps, no leak. Every
+ * input runs twice: where its bytes put it, and moved far from the origin (fuzz_far_offset). */
 #include <float.h>
 
 #include <volley/volley.h>
@@ -15,6 +16,9 @@
 
 #define MAX_PRIMS 32
 #define MAX_SWEEPS 24
+
+/* The offset of this run, added to every coordinate the bytes give. */
+static float g_off[3];
 
 typedef struct scene {
     int boxes;
@@ -32,6 +36,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
                 float lo = fuzz_coord(in), size = fabsf(fuzz_coord(in));
                 if (isnan(lo) || isnan(size)) lo = 0.0f, size = 1.0f;
                 if (lo == INFINITY) lo = -INFINITY; /* a box at +infinity is valid but useless */
+                lo += g_off[a];
                 s->box[i].min[a] = lo, s->box[i].max[a] = isnan(lo + size) ? INFINITY : lo + size;
             }
         FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh) == VL_OK, "boxes refused");
@@ -39,7 +44,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
         static uint32_t idx[MAX_PRIMS * 3];
         for (uint32_t i = 0; i < s->count * 9; i++) {
             float x = fuzz_coord(in);
-            s->xyz[i] = isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f;
+            s->xyz[i] = (isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f) + g_off[i % 3];
         }
         for (uint32_t i = 0; i < s->count * 3; i++) idx[i] = i;
         FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh) == VL_OK, "tris refused");
@@ -99,7 +104,7 @@ static void check_answer(const scene* s, const vl_sweep_query* q, int valid, vl_
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static void run(const uint8_t* data, size_t size) {
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static scene s;
@@ -119,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 float tmax = t < 96 ? INFINITY : t < 250 ? (float)(t % 40) * 0.5f : fuzz_coord(&in);
                 float r = fuzz_byte(&in) < 200 ? (float)(fuzz_byte(&in) % 8) * 0.25f : fuzz_coord(&in);
                 for (int a = 0; a < 3; a++) {
-                    float c = fuzz_coord(&in), d = fuzz_dir(&in);
+                    float c = fuzz_coord(&in) + g_off[a], d = fuzz_dir(&in);
                     sph[i].center[a] = c, sph[i].dir[a] = d;
                     box[i].box.min[a] = c, box[i].box.max[a] = c + r, box[i].dir[a] = d;
                 }
@@ -155,5 +160,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         vl_bvh_destroy(bvh);
     }
     FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    g_off[0] = g_off[1] = g_off[2] = 0.0f;
+    run(data, size);
+    fuzz_far_offset(data, size, g_off);
+    run(data, size);
     return 0;
 }

@@ -65,6 +65,17 @@ static inline vl_bvh_desc fuzz_bvh_head(fuzz_input* in, uint32_t max, int* boxes
     return desc;
 }
 
+/* The far offset at which a target runs each input a second time, after running it where its
+ * bytes put it: (o, o / 2, -o), o one of +-2^10, +-2^13, +-2^17 picked by a hash of the bytes, so
+ * that every check also holds far from the origin (the moved coordinates rounded to float). */
+static inline void fuzz_far_offset(const uint8_t* data, size_t size, float v[3]) {
+    static const float offsets[6] = {0x1p10f, -0x1p10f, 0x1p13f, -0x1p13f, 0x1p17f, -0x1p17f};
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 16777619u;
+    const float o = offsets[h % 6];
+    v[0] = o, v[1] = 0.5f * o, v[2] = -o;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 #endif

@@ -55,14 +55,16 @@ static inline double oracle_tri_extent(const double v[3][3]) {
 
 /* The separating axis test in double: the largest gap between the projections of box and
  * triangle over the 13 axes, as a distance along each unit axis (<= 0: they touch or overlap).
- * Where a box axis separates, that gap alone. */
-static inline double oracle_box_tri_gap(const double v[3][3], const vl_aabb* q) {
+ * Where a box axis separates (exactly: differences of floats), that gap alone, and *by_box_axis
+ * is set (may be NULL). */
+static inline double oracle_box_tri_gap(const double v[3][3], const vl_aabb* q, int* by_box_axis) {
     double lo[3], hi[3], gap = -INFINITY;
     for (int a = 0; a < 3; a++) {
         lo[a] = fmin(v[0][a], fmin(v[1][a], v[2][a]));
         hi[a] = fmax(v[0][a], fmax(v[1][a], v[2][a]));
         gap = fmax(gap, fmax(lo[a] - (double)q->max[a], (double)q->min[a] - hi[a]));
     }
+    if (by_box_axis) *by_box_axis = gap > 0;
     if (gap > 0) return gap;
     double c[3], h[3], d[3][3];
     for (int a = 0; a < 3; a++) {
@@ -100,8 +102,12 @@ static inline double oracle_box_tri_gap(const double v[3][3], const vl_aabb* q) 
     return gap;
 }
 
+/* A pair apart along a box axis is never touching, however small its gap (the gap is exact). */
 static inline int oracle_box_tri(const double v[3][3], const vl_aabb* q) {
-    return oracle_classify(oracle_box_tri_gap(v, q), oracle_tri_extent(v));
+    int by_box_axis;
+    double gap = oracle_box_tri_gap(v, q, &by_box_axis), s = oracle_tri_extent(v);
+    int verdict = oracle_classify(gap, s);
+    return by_box_axis && verdict == 1 ? -1 : verdict;
 }
 
 /* Distance from the origin to segment p + t e, t in [0, 1]. */
