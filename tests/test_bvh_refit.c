@@ -257,6 +257,14 @@ int main(void) {
     uint32_t grid = test_scaled(60) < 8 ? 8 : test_scaled(60);
     CHECK(scene_world(grid, grid / 2, 4, 9, &m), "world");
     for (int move = 0; move < 2; move++) check_mesh("terrain world", &m, move, test_scaled(800), 70 + move);
+    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) { /* far from the origin */
+        scene_mesh far;
+        if (!scene_copy_moved(&m, k, &far)) continue;
+        char name[64];
+        snprintf(name, sizeof name, "terrain world at %g", scene_offset(k));
+        check_mesh(name, &far, (int)k % 2, test_scaled(150), 100 + k);
+        scene_free(&far);
+    }
     scene_free(&m);
     if (!test_data_dir()) {
         printf("test_bvh_refit: VOLLEY_DATA_DIR not set, bunny00.off skipped\n");
