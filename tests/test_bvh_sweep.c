@@ -771,11 +771,11 @@ static void test_world(void) {
  * of them. */
 static void test_band(uint32_t k) {
     scene_mesh m;
-    if (!scene_world(32, 16, 0, 80 + k, &m)) return;
+    if (!scene_world(24, 12, 0, 80 + k, &m)) return;
     scene_move(&m, scene_offset(k));
     tri_scene t;
     CHECK(tri_scene_make(&m, &t, 8), "band build");
-    const uint32_t n = test_scaled(500);
+    const uint32_t n = test_scaled(300);
     vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
     vl_box_sweep* box = malloc(sizeof(vl_box_sweep) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
