@@ -189,6 +189,52 @@ static inline void oracle_triangle(const oracle_scene* sc, uint32_t i, double v[
         for (int a = 0; a < 3; a++) v[k][a] = sc->xyz[3 * (size_t)sc->indices[3 * (size_t)i + k] + a];
 }
 
+/* A triangle's box and its largest side, kept for the brute force's first look at each pair. */
+typedef struct oracle_bounds {
+    double lo[3], hi[3], ext;
+} oracle_bounds;
+
+/* The bounds of every triangle of a triangle scene (NULL for boxes); free() them. */
+static inline oracle_bounds* oracle_scene_bounds(const oracle_scene* sc) {
+    if (sc->boxes) return NULL;
+    oracle_bounds* b = (oracle_bounds*)malloc(sizeof(oracle_bounds) * (sc->count ? sc->count : 1));
+    for (uint32_t i = 0; b && i < sc->count; i++) {
+        double v[3][3];
+        oracle_triangle(sc, i, v);
+        b[i].ext = oracle_tri_extent(v);
+        for (int a = 0; a < 3; a++) {
+            b[i].lo[a] = fmin(v[0][a], fmin(v[1][a], v[2][a]));
+            b[i].hi[a] = fmax(v[0][a], fmax(v[1][a], v[2][a]));
+        }
+    }
+    return b;
+}
+
+/* Whether the query (box, else sphere) is further than `margin` from the triangle's box: then
+ * further from the triangle too. Plain comparisons: it runs for every pair of a brute force. */
+static inline int oracle_bounds_apart(const oracle_bounds* b, const vl_aabb* box, const vl_sphere* sphere,
+                                      double margin) {
+    if (box) {
+        for (int a = 0; a < 3; a++)
+            if (b->lo[a] - box->max[a] > margin || box->min[a] - b->hi[a] > margin) return 1;
+        return 0;
+    }
+    double d2 = 0, reach = sphere->radius + margin;
+    for (int a = 0; a < 3; a++) {
+        double c = sphere->center[a], m = b->lo[a] - c > c - b->hi[a] ? b->lo[a] - c : c - b->hi[a];
+        if (m > reach) return 1;
+        if (m > 0) d2 += m * m;
+    }
+    return d2 > reach * reach;
+}
+
+/* oracle_verdict's 0 when the bounds already prove it (apart past the tolerance), else -2. */
+static inline int oracle_quick_verdict(const oracle_bounds* b, const vl_aabb* box, const vl_sphere* sphere) {
+    double scale = box ? b->ext : sphere->radius + b->ext;
+    double margin = ORACLE_APART * scale > ORACLE_FLOOR ? ORACLE_APART * scale : ORACLE_FLOOR;
+    return oracle_bounds_apart(b, box, sphere, margin) ? 0 : -2;
+}
+
 /* Verdict of query q (a box when box != NULL, else the sphere) against primitive i. */
 static inline int oracle_verdict(const oracle_scene* sc, uint32_t i, const vl_aabb* box, const vl_sphere* sphere) {
     if (sc->boxes) return box ? oracle_box_box(&sc->boxes[i], box) : oracle_sphere_box(&sc->boxes[i], sphere);
@@ -221,6 +267,7 @@ static inline oracle_report oracle_check(const oracle_scene* sc, const vl_aabb* 
     r.first_bad_query = r.first_bad_prim = UINT32_MAX;
     r.pairs = np;
     uint8_t* seen = (uint8_t*)calloc(sc->count ? sc->count : 1, 1);
+    oracle_bounds* bounds = oracle_scene_bounds(sc);
     uint32_t at = 0;
     for (uint32_t q = 0; q < n; q++) {
         const vl_aabb* box = boxes ? &boxes[q] : NULL;
@@ -241,7 +288,8 @@ static inline oracle_report oracle_check(const oracle_scene* sc, const vl_aabb* 
         }
         if (valid)
             for (uint32_t i = 0; i < sc->count; i++) {
-                int v = oracle_verdict(sc, i, box, sphere);
+                int v = bounds ? oracle_quick_verdict(&bounds[i], box, sphere) : -2;
+                if (v == -2) v = oracle_verdict(sc, i, box, sphere);
                 r.expected += v == 1;
                 r.skipped += v == -1;
                 if (v == 1 && !seen[i]) {
@@ -254,6 +302,7 @@ static inline oracle_report oracle_check(const oracle_scene* sc, const vl_aabb* 
     }
     if (at != np) r.extra += np - at; /* pairs of queries past n, or out of order */
     free(seen);
+    free(bounds);
     return r;
 }
 
