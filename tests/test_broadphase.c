@@ -14,9 +14,13 @@ static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_
 static const char* const kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid"};
 #define KIND_COUNT 5
 
+/* The desc's cell_size for the two grid kinds (0: chosen from the boxes). */
+static float g_cell_size;
+
 static vl_broadphase_desc kind_desc(int kind) {
     vl_broadphase_desc desc = vl_broadphase_default_desc();
     desc.kind = kinds[kind];
+    desc.cell_size = g_cell_size;
     return desc;
 }
 
@@ -154,7 +158,7 @@ static void do_update_list(vl_broadphase* bp, mirror* m, test_rng* r, int scene,
                            int sleeping) {
     vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
     for (uint32_t i = 0; i < k; i++)
-        boxes[i] = sleeping ? m->box[SLOT(handles[i])] : scene_move(r, scene, m->box[SLOT(handles[i])]);
+        boxes[i] = sleeping ? m->box[SLOT(handles[i])] : scene_step(r, scene, m->box[SLOT(handles[i])]);
     do_place(bp, m, handles, boxes, k);
     free(boxes);
 }
@@ -178,15 +182,15 @@ static void do_remove(vl_broadphase* bp, mirror* m, test_rng* r, uint32_t k) {
 static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uint32_t max_batch, uint32_t max_objects,
                          int sleeping) {
     char what[96];
-    snprintf(what, sizeof what, "%s/%s%s seed %llu", kind_names[kind], scene_names[scene], sleeping ? "/sleeping" : "",
-             (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s/%s%s seed %llu at %g cells %g", kind_names[kind], scene_names[scene],
+             sleeping ? "/sleeping" : "", (unsigned long long)seed, g_scene_offset, g_cell_size);
     test_rng r = {seed};
     vl_broadphase_desc desc = kind_desc(kind);
     vl_broadphase* bp = NULL;
     CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "%s: create", what);
     if (!bp) return;
     mirror m;
-    mirror_init(&m, max_objects + max_batch + 16);
+    mirror_init(&m, 2 * max_objects + max_batch + 16); /* live, and removed until the next commit */
     uint32_t max_scene = scene == SCENE_IDENTICAL ? 400 : max_objects;
     for (uint32_t step = 0; step < steps; step++) {
         uint32_t op = test_u32(&r, 10);
@@ -231,6 +235,30 @@ static void test_sequences(void) {
         run_sequence(kind, SCENE_UNIFORM, 4242, test_scaled(24), test_scaled(10000), test_scaled(15000), 0);
 }
 
+/* Every kind on every scene, and the border scene on 8-unit cells and on cells chosen from the
+ * boxes, at every offset of scenes.h (smaller sequences); the mover mix and the persistent movers
+ * once more at a far offset each, rotated over the offsets (kind + scene). */
+static void test_mover_mix(int far);
+static void test_persistent_movers(int far);
+
+static void test_offsets(void) {
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
+        g_scene_offset = scene_offset(k);
+        for (int kind = 0; kind < KIND_COUNT; kind++)
+            for (int scene = k ? 0 : SCENE_BORDER; scene <= SCENE_BORDER; scene++)
+                for (int cells = 0; cells < (scene == SCENE_BORDER ? 2 : 1); cells++) {
+                    g_cell_size = cells ? 0.0f : 8.0f;
+                    if (scene != SCENE_BORDER) g_cell_size = 0.0f;
+                    run_sequence(kind, scene, 3000 + 16 * (uint64_t)k + (uint64_t)scene, test_scaled(120), 40,
+                                 test_scaled(400), scene == SCENE_UNIFORM && k % 2);
+                }
+    }
+    g_cell_size = 0.0f;
+    test_mover_mix(1);
+    test_persistent_movers(1);
+    g_scene_offset = 0.0f;
+}
+
 /* A broadphase of `kind` and its mirror (room for n + 64 handles), holding `fixed` static boxes of
  * the scene and then `moving` others, committed; NULL (mirror untouched) on failure. */
 static vl_broadphase* world_start(int kind, int scene, test_rng* r, mirror* m, uint32_t n, uint32_t fixed,
@@ -250,12 +278,13 @@ static vl_broadphase* world_start(int kind, int scene, test_rng* r, mirror* m, u
  * with statics, adds and removes among them: the box-pruning kind goes back and forth between its
  * incremental commit (a quarter of the objects or fewer moved) and its full one, the SAP between
  * walking and rebuilding. */
-static void test_mover_mix(void) {
+static void test_mover_mix(int far) {
     static const uint32_t per_mille[] = {0, 1, 100, 5, 249, 251, 1000, 20, 0, 400, 30, 2, 60};
     for (int kind = 0; kind < KIND_COUNT; kind++)
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
             test_rng r = {31 + (uint64_t)scene};
-            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(3000);
+            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(far ? 600 : 3000);
+            g_scene_offset = far ? scene_offset(1 + (uint32_t)(kind + scene) % (SCENE_OFFSET_COUNT - 1)) : 0.0f;
             mirror m;
             vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 4, n - n / 4 - 40);
             if (!bp) continue;
@@ -274,11 +303,12 @@ static void test_mover_mix(void) {
 /* The same movers frame after frame, as in a game: the box-pruning kind keeps their entries of its
  * sorted set stale while they keep moving, and merges them in again when some stop, die, or others
  * join; a frame with most boxes moving takes the full commit in between. */
-static void test_persistent_movers(void) {
+static void test_persistent_movers(int far) {
     for (int kind = 0; kind < KIND_COUNT; kind++)
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
             test_rng r = {77 + (uint64_t)scene};
-            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(2000);
+            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(far ? 500 : 2000);
+            g_scene_offset = far ? scene_offset(2 + (uint32_t)(kind + scene) % (SCENE_OFFSET_COUNT - 1)) : 0.0f;
             mirror m;
             vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 8, n - n / 8);
             if (!bp) continue;
@@ -686,9 +716,10 @@ int main(void) {
     test_pair_user_data();
     test_failing_allocator();
     test_no_frame_allocation();
-    test_mover_mix();
-    test_persistent_movers();
+    test_mover_mix(0);
+    test_persistent_movers(0);
     test_sequences();
+    test_offsets();
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);
     return test_finish("test_broadphase");

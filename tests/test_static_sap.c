@@ -289,7 +289,7 @@ static void test_static_batches(void) {
                     uint32_t m = pick(&w, &r, 60, 2, h), *idx = malloc((m + 1) * sizeof *idx);
                     for (uint32_t i = 0; i < m; i++) {
                         idx[i] = (uint32_t)lookup(&w, h[i]);
-                        boxes[i] = scene_move(&r, SCENE_UNIFORM, w.box[idx[i]]);
+                        boxes[i] = scene_step(&r, SCENE_UNIFORM, w.box[idx[i]]);
                     }
                     world_update(&w, idx, boxes, m);
                     free(idx);
@@ -342,7 +342,7 @@ static void test_flips(void) {
                     uint32_t m = pick(&w, &r, 40, 2, h), idx[40];
                     for (uint32_t i = 0; i < m; i++) {
                         idx[i] = (uint32_t)lookup(&w, h[i]);
-                        boxes[i] = scene_move(&r, scene, w.box[idx[i]]);
+                        boxes[i] = scene_step(&r, scene, w.box[idx[i]]);
                     }
                     world_update(&w, idx, boxes, m);
                 }
