@@ -92,10 +92,14 @@ static void copy_as_slots(const mirror* m, pair_list* l, const vl_pair* p, uint3
     pairs_normalize(l->p, l->n);
 }
 
+/* When set, commit_and_check commits through vl_broadphase_commit_parallel on it. */
+static vl_context* g_commit_ctx;
+
 /* Commits and checks the pair set and the created / deleted lists against brute force. */
 static void commit_and_check(vl_broadphase* bp, mirror* m, const char* what) {
     g_created.count = g_deleted.count = 0;
-    vl_status s = vl_broadphase_commit(bp, &g_created, &g_deleted);
+    vl_status s = g_commit_ctx ? vl_broadphase_commit_parallel(g_commit_ctx, bp, &g_created, &g_deleted)
+                               : vl_broadphase_commit(bp, &g_created, &g_deleted);
     CHECK(s == VL_OK, "%s: commit %s", what, vl_status_string(s));
     CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after commit", what);
     brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
@@ -236,14 +240,22 @@ static void test_sequences(void) {
 }
 
 /* Every kind on every scene, and the border scene on 8-unit cells and on cells chosen from the
- * boxes, at every offset of scenes.h (smaller sequences); the mover mix and the persistent movers
- * once more at a far offset each, rotated over the offsets (kind + scene). */
+ * boxes, at every offset of scenes.h (smaller sequences; at the odd ones, 2^10, 2^13 and 2^17, the
+ * commits run on 3 workers of the pool); the mover mix and the persistent movers once more at a
+ * far offset each, rotated over the offsets (kind + scene). */
 static void test_mover_mix(int far);
 static void test_persistent_movers(int far);
 
 static void test_offsets(void) {
+    vl_thread_pool* pool = NULL;
+    vl_context* ctx = NULL;
+    if (vl_thread_pool_create(3, &pool) == VL_OK) {
+        vl_task_system sys = vl_thread_pool_task_system(pool);
+        CHECK(vl_context_create(&sys, &ctx) == VL_OK, "pool context");
+    }
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
         g_scene_offset = scene_offset(k);
+        g_commit_ctx = k % 2 ? ctx : NULL;
         for (int kind = 0; kind < KIND_COUNT; kind++)
             for (int scene = k ? 0 : SCENE_BORDER; scene <= SCENE_BORDER; scene++)
                 for (int cells = 0; cells < (scene == SCENE_BORDER ? 2 : 1); cells++) {
@@ -254,6 +266,9 @@ static void test_offsets(void) {
                 }
     }
     g_cell_size = 0.0f;
+    g_commit_ctx = NULL;
+    vl_context_destroy(ctx);
+    vl_thread_pool_destroy(pool);
     test_mover_mix(1);
     test_persistent_movers(1);
     g_scene_offset = 0.0f;
