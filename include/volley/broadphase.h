@@ -15,9 +15,10 @@
  * Boxes are compared exactly, wherever they lie: the pairs are those of the closed intervals of the
  * floats given, on every kind, at any distance from the origin. The grid kinds map a coordinate to
  * a cell by one monotone function (in double), so two boxes that touch, on a cell border or not,
- * always share a cell; VL_BROADPHASE_GRID counts cells from the origin and clamps past 2^20 cells
- * on an axis (e.g. 2^17 units from the origin with cells under 1/8 unit), where boxes share the end
- * cells: still exact, slower. A broadphase is not thread-safe: one thread at a time. */
+ * always share a cell. Both count cells from where the first commit's boxes lie, not from 0, so a
+ * world far from the origin costs what it costs near it (VL_BROADPHASE_GRID: 2^20 cells either
+ * side of a multiple of the cell side at the first live box; boxes past that share the end cells:
+ * still exact, slower). A broadphase is not thread-safe: one thread at a time. */
 #ifndef VOLLEY_BROADPHASE_H
 #define VOLLEY_BROADPHASE_H
 
