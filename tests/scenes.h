@@ -310,6 +310,28 @@ static inline void scene_rays_diffuse(const scene_mesh* m, uint32_t count, uint6
     }
 }
 
+/* Axis-aligned rays: a random axis and sign, |dir| 0.5 to 2, tmin = 0, tmax = INFINITY; ray i
+ * starts on a random vertex's line along that axis, moved back by the mesh's extent, when `all` or
+ * i is odd (else it keeps its origin). */
+static inline void scene_rays_axis(const scene_mesh* m, uint32_t count, test_rng* rng, int all, vl_ray* rays) {
+    float extent = 0;
+    for (int a = 0; a < 3; a++) extent = fmaxf(extent, m->hi[a] - m->lo[a]);
+    for (uint32_t i = 0; i < count; i++) {
+        int axis = (int)test_u32(rng, 3);
+        float sign = (test_next(rng) & 1) ? 1.0f : -1.0f;
+        vl_ray* r = &rays[i];
+        if (all || (i & 1)) {
+            const float* v = m->xyz + 3 * (size_t)test_u32(rng, m->vertex_count);
+            for (int a = 0; a < 3; a++) r->origin[a] = v[a];
+            r->origin[axis] -= sign * extent;
+        }
+        r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
+        r->dir[axis] = sign * test_float(rng, 0.5f, 2.0f);
+        r->tmin = 0.0f;
+        r->tmax = INFINITY;
+    }
+}
+
 /* Line of sight: segments between two random agents (origin at one, dir to the other, tmax = 1). */
 static inline void scene_rays_los(const scene_mesh* m, uint32_t count, uint64_t seed, vl_ray* rays) {
     test_rng rng = {seed};

@@ -88,37 +88,6 @@ static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uin
     check_forms(a, na, b, nb, what);
 }
 
-static void test_scenes(void) {
-    char what[64];
-    for (int scene = 0; scene < SCENE_COUNT; scene++)
-        for (uint32_t round = 0; round < 6; round++) {
-            test_rng r = {100u * (uint64_t)scene + round};
-            uint32_t n = 1 + test_u32(&r, scene == SCENE_IDENTICAL ? 300 : test_scaled(5000));
-            uint32_t nb = 1 + test_u32(&r, scene == SCENE_IDENTICAL ? 300 : test_scaled(3000));
-            vl_aabb* boxes = malloc(n * sizeof *boxes);
-            vl_aabb* other = malloc(nb * sizeof *other);
-            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, scene);
-            for (uint32_t i = 0; i < nb; i++) other[i] = scene_box(&r, scene);
-            snprintf(what, sizeof what, "%s n %u", scene_names[scene], n);
-            check_complete(boxes, n, what);
-            snprintf(what, sizeof what, "%s bipartite %u x %u", scene_names[scene], n, nb);
-            check_bipartite(boxes, n, other, nb, what);
-            check_bipartite(other, nb, boxes, n, what);
-            /* the same boxes on both sides: ties everywhere */
-            check_bipartite(boxes, n < 800 ? n : 800, boxes, n < 800 ? n : 800, what);
-            free(boxes);
-            free(other);
-        }
-    /* tiny counts, including those below one SIMD batch */
-    for (uint32_t n = 0; n < 20; n++) {
-        test_rng r = {n};
-        vl_aabb boxes[20];
-        for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_TOUCHING);
-        check_complete(boxes, n, "tiny");
-        check_bipartite(boxes, n, boxes, n / 2, "tiny bipartite");
-    }
-}
-
 /* The parallel forms (complete when b is NULL) on ctx: the pairs of brute force, in any order. */
 static void check_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
                            const char* what) {
@@ -141,11 +110,54 @@ static void check_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const
     vl_pair_buffer_free(&out);
 }
 
+/* Boxes of a scene (up to max_n and max_nb on the two sides, 300 for identical boxes) at
+ * g_scene_offset: complete, bipartite both ways and the first 800 against themselves, every
+ * form; the parallel forms on each of the n_ctx contexts given. */
+static void check_scene(int scene, test_rng* r, uint32_t max_n, uint32_t max_nb, vl_context* const* ctx,
+                        int n_ctx) {
+    char what[96];
+    uint32_t n = 1 + test_u32(r, scene == SCENE_IDENTICAL ? 300 : max_n);
+    uint32_t nb = 1 + test_u32(r, scene == SCENE_IDENTICAL ? 300 : max_nb);
+    vl_aabb* boxes = malloc(n * sizeof *boxes);
+    vl_aabb* other = malloc(nb * sizeof *other);
+    for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(r, scene);
+    for (uint32_t i = 0; i < nb; i++) other[i] = scene_box(r, scene);
+    snprintf(what, sizeof what, "%s n %u at %g", scene_names[scene], n, g_scene_offset);
+    check_complete(boxes, n, what);
+    snprintf(what, sizeof what, "%s bipartite %u x %u at %g", scene_names[scene], n, nb, g_scene_offset);
+    check_bipartite(boxes, n, other, nb, what);
+    check_bipartite(other, nb, boxes, n, what);
+    /* the same boxes on both sides: ties everywhere */
+    check_bipartite(boxes, n < 800 ? n : 800, boxes, n < 800 ? n : 800, what);
+    for (int c = 0; c < n_ctx; c++)
+        if (ctx[c]) {
+            check_parallel(ctx[c], boxes, n, NULL, 0, what);
+            check_parallel(ctx[c], boxes, n, other, nb, what);
+        }
+    free(boxes);
+    free(other);
+}
+
+static void test_scenes(void) {
+    for (int scene = 0; scene < SCENE_COUNT; scene++)
+        for (uint32_t round = 0; round < 6; round++) {
+            test_rng r = {100u * (uint64_t)scene + round};
+            check_scene(scene, &r, test_scaled(5000), test_scaled(3000), NULL, 0);
+        }
+    /* tiny counts, including those below one SIMD batch */
+    for (uint32_t n = 0; n < 20; n++) {
+        test_rng r = {n};
+        vl_aabb boxes[20];
+        for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_TOUCHING);
+        check_complete(boxes, n, "tiny");
+        check_bipartite(boxes, n, boxes, n / 2, "tiny bipartite");
+    }
+}
+
 /* Every scene, and the border scene (faces on multiples of 8 and one unit either side), at every
  * offset of scenes.h, smaller: complete and bipartite, every form (allocating, scratch, pruner,
  * parallel on 1 and 3 workers of the pool) against brute force. */
 static void test_offsets(void) {
-    char what[96];
     vl_context* ctx[2] = {NULL, NULL};
     vl_thread_pool* pool = NULL;
     CHECK(vl_context_create(NULL, &ctx[0]) == VL_OK, "serial context");
@@ -157,24 +169,7 @@ static void test_offsets(void) {
         g_scene_offset = scene_offset(k);
         for (int scene = k ? 0 : SCENE_BORDER; scene <= SCENE_BORDER; scene++) {
             test_rng r = {9000u + 16u * (uint64_t)k + (uint64_t)scene};
-            uint32_t n = 1 + test_u32(&r, scene == SCENE_IDENTICAL ? 300 : test_scaled(1500));
-            uint32_t nb = 1 + test_u32(&r, scene == SCENE_IDENTICAL ? 300 : test_scaled(1000));
-            vl_aabb* boxes = malloc(n * sizeof *boxes);
-            vl_aabb* other = malloc(nb * sizeof *other);
-            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, scene);
-            for (uint32_t i = 0; i < nb; i++) other[i] = scene_box(&r, scene);
-            snprintf(what, sizeof what, "%s n %u at %g", scene_names[scene], n, g_scene_offset);
-            check_complete(boxes, n, what);
-            snprintf(what, sizeof what, "%s bipartite %u x %u at %g", scene_names[scene], n, nb, g_scene_offset);
-            check_bipartite(boxes, n, other, nb, what);
-            check_bipartite(other, nb, boxes, n, what);
-            for (int c = 0; c < 2; c++)
-                if (ctx[c]) {
-                    check_parallel(ctx[c], boxes, n, NULL, 0, what);
-                    check_parallel(ctx[c], boxes, n, other, nb, what);
-                }
-            free(boxes);
-            free(other);
+            check_scene(scene, &r, test_scaled(1500), test_scaled(1000), ctx, 2);
         }
     }
     g_scene_offset = 0.0f;

@@ -147,19 +147,7 @@ static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_
     snprintf(what, sizeof what, "%s finite", name);
     check_rays(bvh, &s, rays, n, what);
 
-    for (uint32_t i = 0; i < n; i++) { /* axis-aligned, half of them from a vertex's line */
-        int axis = (int)test_u32(&rng, 3);
-        float sign = (test_next(&rng) & 1) ? 1.0f : -1.0f;
-        vl_ray* r = &rays[i];
-        if (i & 1) {
-            const float* v = m->xyz + 3 * (size_t)test_u32(&rng, m->vertex_count);
-            for (int a = 0; a < 3; a++) r->origin[a] = v[a];
-            r->origin[axis] -= sign * extent;
-        }
-        r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
-        r->dir[axis] = sign * test_float(&rng, 0.5f, 2.0f);
-        r->tmin = 0, r->tmax = INFINITY;
-    }
+    scene_rays_axis(m, n, &rng, 0, rays); /* half of them from a vertex's line */
     snprintf(what, sizeof what, "%s axis-aligned", name);
     check_rays(bvh, &s, rays, n, what);
 

@@ -261,17 +261,7 @@ static void check_mesh_far(const scene_mesh* m, uint32_t n, uint64_t seed, const
     snprintf(what, sizeof what, "%s near edges", name);
     check_far(bvh, &s, rays, n, what);
 
-    for (uint32_t i = 0; i < n; i++) { /* axis-aligned from a vertex's line */
-        int axis = (int)test_u32(&rng, 3);
-        float sign = (test_next(&rng) & 1) ? 1.0f : -1.0f;
-        vl_ray* r = &rays[i];
-        const float* v = m->xyz + 3 * (size_t)test_u32(&rng, m->vertex_count);
-        for (int a = 0; a < 3; a++) r->origin[a] = v[a];
-        r->origin[axis] -= sign * extent;
-        r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
-        r->dir[axis] = sign * test_float(&rng, 0.5f, 2.0f);
-        r->tmin = 0, r->tmax = INFINITY;
-    }
+    scene_rays_axis(m, n, &rng, 1, rays);
     snprintf(what, sizeof what, "%s axis-aligned", name);
     check_far(bvh, &s, rays, n, what);
 
