@@ -261,8 +261,8 @@ static void test_offsets(void) {
                 for (int cells = 0; cells < (scene == SCENE_BORDER ? 2 : 1); cells++) {
                     g_cell_size = cells ? 0.0f : 8.0f;
                     if (scene != SCENE_BORDER) g_cell_size = 0.0f;
-                    run_sequence(kind, scene, 3000 + 16 * (uint64_t)k + (uint64_t)scene, test_scaled(120), 40,
-                                 test_scaled(400), scene == SCENE_UNIFORM && k % 2);
+                    run_sequence(kind, scene, 3000 + 16 * (uint64_t)k + (uint64_t)scene, test_scaled(80), 40,
+                                 test_scaled(300), scene == SCENE_UNIFORM && k % 2);
                 }
     }
     g_cell_size = 0.0f;
