@@ -246,6 +246,29 @@ static inline void scene_move(scene_mesh* m, float o) {
     scene_bounds(m);
 }
 
+/* A copy of m moved by the offset vector of o: its own vertices and agents, m's indices (free it
+ * with scene_moved_free, not scene_free). Returns 1 on success. */
+static inline int scene_moved_copy(const scene_mesh* m, float o, scene_mesh* out) {
+    *out = *m;
+    out->xyz = (float*)malloc(sizeof(float) * 3 * (size_t)m->vertex_count);
+    out->agents = m->agent_count ? (float*)malloc(sizeof(float) * 3 * (size_t)m->agent_count) : NULL;
+    if (!out->xyz || (m->agent_count && !out->agents)) {
+        free(out->xyz);
+        free(out->agents);
+        return 0;
+    }
+    memcpy(out->xyz, m->xyz, sizeof(float) * 3 * (size_t)m->vertex_count);
+    if (m->agent_count) memcpy(out->agents, m->agents, sizeof(float) * 3 * (size_t)m->agent_count);
+    scene_move(out, o);
+    return 1;
+}
+
+static inline void scene_moved_free(scene_mesh* m) {
+    free(m->xyz);
+    free(m->agents);
+    memset(m, 0, sizeof *m);
+}
+
 /* Moves count boxes by the offset vector of o (infinite bounds stay infinite). */
 static inline void scene_move_boxes(vl_aabb* boxes, uint32_t count, float o) {
     float v[3];

@@ -483,17 +483,12 @@ static void test_offsets(void) {
     for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
         for (int f = 0; f < 4; f++) {
             if (!have[f]) continue;
-            scene_mesh m = base[f];
-            m.xyz = malloc(sizeof(float) * 3 * m.vertex_count);
-            m.agents = malloc(sizeof(float) * 3 * (m.agent_count ? m.agent_count : 1));
-            memcpy(m.xyz, base[f].xyz, sizeof(float) * 3 * m.vertex_count);
-            memcpy(m.agents, base[f].agents, sizeof(float) * 3 * m.agent_count);
-            scene_move(&m, scene_offset(k));
+            scene_mesh m;
+            if (!scene_moved_copy(&base[f], scene_offset(k), &m)) continue;
             char name[64];
             snprintf(name, sizeof name, "%s at %g", names[f], scene_offset(k));
             check_mesh(&m, rays[f], 40 + k, NULL, name);
-            free(m.xyz);
-            free(m.agents);
+            scene_moved_free(&m);
         }
         test_boxes(test_scaled(300), test_scaled(300), 36 + k, scene_offset(k));
     }

@@ -283,20 +283,12 @@ static void check_mesh_far(const scene_mesh* m, uint32_t n, uint64_t seed, const
 /* A mesh at every offset: a fresh copy moved each time. */
 static void mesh_at_offsets(const scene_mesh* m, uint32_t n, uint64_t seed, const char* name) {
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
-        scene_mesh c = *m;
-        c.xyz = malloc(sizeof(float) * 3 * m->vertex_count);
-        memcpy(c.xyz, m->xyz, sizeof(float) * 3 * m->vertex_count);
-        c.agents = NULL;
-        if (m->agent_count) {
-            c.agents = malloc(sizeof(float) * 3 * m->agent_count);
-            memcpy(c.agents, m->agents, sizeof(float) * 3 * m->agent_count);
-        }
-        scene_move(&c, scene_offset(k));
+        scene_mesh c;
+        if (!scene_moved_copy(m, scene_offset(k), &c)) continue;
         char what[96];
         snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
         check_mesh_far(&c, n, seed + k, what);
-        free(c.xyz);
-        free(c.agents);
+        scene_moved_free(&c);
     }
 }
 
