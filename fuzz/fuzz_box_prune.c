@@ -1,8 +1,11 @@
 /* Fuzzes one-shot box pruning, complete and bipartite, against brute force on boxes from a
  * coarse grid (touching, identical, flat, huge and infinite boxes), with invalid boxes mixed in:
  * those must be refused with VL_ERR_INVALID_BOUNDS and the output left as it was. The scratch
- * form must give the allocating call's status and pairs, in the same order. */
+ * form must give the allocating call's status and pairs, in the same order. Each input runs
+ * twice: as drawn, and moved by a far offset of scenes.h (2^10 to 2^17 of either sign, chosen by
+ * the input's last byte). */
 #include "fuzz_util.h"
+#include "scenes.h"
 
 #define MAX_BOXES 96
 
@@ -34,7 +37,7 @@ static void check_scratch(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint3
     vl_pair_buffer_free(&out);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static void run(const uint8_t* data, size_t size, float offset) {
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static vl_aabb boxes[MAX_BOXES];
@@ -46,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             boxes[i].min[a] = fuzz_coord(&in);
             boxes[i].max[a] = fuzz_byte(&in) == 3 ? boxes[i].min[a] - 1.0f : boxes[i].min[a] + fabsf(fuzz_coord(&in));
         }
+        scene_move_boxes(&boxes[i], 1, offset);
         valid &= test_box_valid(&boxes[i]);
     }
     vl_pair_buffer out = {0};
@@ -82,5 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     vl_pair_buffer_free(&out);
     FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    run(data, size, 0.0f);
+    run(data, size, fuzz_far_offset(data, size));
     return 0;
 }

@@ -2,8 +2,11 @@
  * commit calls (with invalid boxes, flags and handles, duplicates, NULL arrays and failing
  * allocations mixed in) on every kind. A plain model of the objects predicts which calls must
  * succeed; after every call the broadphase must validate and hold exactly the model's boxes, and
- * after every commit its pairs, created and deleted lists must equal brute force. */
+ * after every commit its pairs, created and deleted lists must equal brute force. Each input runs
+ * twice: as drawn, and with every box moved by a far offset of scenes.h (2^10 to 2^17 of either
+ * sign, chosen by the input's last byte). */
 #include "fuzz_util.h"
+#include "scenes.h"
 #include "test_alloc.h"
 
 #define MAX_LIVE 48
@@ -20,6 +23,7 @@ typedef struct model {
 } model;
 
 static test_alloc_hooks g_hooks; /* the budget makes one call's allocations fail */
+static float g_offset;           /* of this pass (scenes.h): every box drawn is moved by it */
 
 static vl_aabb fuzz_box(fuzz_input* in) {
     vl_aabb b;
@@ -28,6 +32,7 @@ static vl_aabb fuzz_box(fuzz_input* in) {
         b.max[a] = b.min[a] + fabsf(fuzz_coord(in)); /* usually valid; NaN or inf - inf when not */
         if (fuzz_byte(in) == 7) b.max[a] = b.min[a] - 1.0f; /* inverted */
     }
+    scene_move_boxes(&b, 1, g_offset);
     return b;
 }
 
@@ -207,10 +212,13 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     test_alloc_begin(&g_hooks);
     size_t before = vl_bytes_in_use();
-    fuzz_input in = {data, size, 1};
     static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
                                                VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID};
-    run(&in, kinds[size ? data[0] % 5 : 0]);
+    for (int pass = 0; pass < 2; pass++) {
+        g_offset = pass ? fuzz_far_offset(data, size) : 0.0f;
+        fuzz_input in = {data, size, 1};
+        run(&in, kinds[size ? data[0] % 5 : 0]);
+    }
     FUZZ_CHECK(vl_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_bytes_in_use() - before);
     test_alloc_end(&g_hooks);
     return 0;

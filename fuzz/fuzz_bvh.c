@@ -4,12 +4,15 @@
  * invalid). A build must succeed exactly when the input is valid and then validate; every ray's
  * batched answer, single-ray answer and a brute force over all primitives with the same
  * primitive test must agree: the same t for the closest hit, a hit exactly when brute force has
- * one for any hit, a miss and VL_ERR_INVALID_QUERY for invalid rays. */
+ * one for any hit, a miss and VL_ERR_INVALID_QUERY for invalid rays. Each input runs twice: as
+ * drawn, and moved (primitives and ray origins) by a far offset of scenes.h, 2^10 to 2^17 of
+ * either sign, chosen by the input's last byte. */
 #include <volley/volley.h>
 
 #include "bvh/primitives.h"
 #include "bvh/traverse_plan.h"
 #include "fuzz_util.h"
+#include "scenes.h"
 
 #define MAX_PRIMS 40
 #define MAX_RAYS 64
@@ -22,6 +25,9 @@ typedef struct scene {
     vl_bvh_tri tri[MAX_PRIMS];
     vl_aabb box[MAX_PRIMS];
 } scene;
+
+/* The offset vector of this pass (scenes.h): added to every coordinate drawn, rounded to float. */
+static float g_move[3];
 
 /* Brute force over every primitive with the library's own primitive tests: no culling at all. */
 static vl_hit brute_closest(const scene* s, const vl_ray* ray) {
@@ -60,8 +66,9 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
             for (int a = 0; a < 3; a++) {
                 b->min[a] = fuzz_coord(in);
                 b->max[a] = b->min[a] + fabsf(fuzz_coord(in));
-                valid &= !isnan(b->min[a]) && !isnan(b->max[a]) && b->min[a] <= b->max[a];
+                b->min[a] += g_move[a], b->max[a] += g_move[a];
             }
+            valid &= test_box_valid(b);
         }
         status = vl_bvh_build_boxes(s->box, s->count, &desc, &bvh);
         if (!valid) FUZZ_CHECK(status == VL_ERR_INVALID_BOUNDS, "bad boxes: %s", vl_status_string(status));
@@ -69,7 +76,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
         static float xyz[MAX_PRIMS * 9];
         static uint32_t idx[MAX_PRIMS * 3];
         uint32_t nv = 3 * s->count;
-        for (uint32_t i = 0; i < nv * 3; i++) xyz[i] = fuzz_coord(in), valid &= isfinite(xyz[i]);
+        for (uint32_t i = 0; i < nv * 3; i++) xyz[i] = fuzz_coord(in) + g_move[i % 3], valid &= isfinite(xyz[i]);
         for (uint32_t i = 0; i < nv; i++) {
             uint8_t b = fuzz_byte(in);
             idx[i] = b == 0xFF ? nv : (b < 128 ? i : b % nv); /* shared vertices, or out of range */
@@ -94,7 +101,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
 static vl_ray fuzz_ray(fuzz_input* in) {
     static const float tmins[] = {0.0f, 0.0f, 0.5f, 1.0f};
     vl_ray r;
-    for (int a = 0; a < 3; a++) r.origin[a] = fuzz_coord(in);
+    for (int a = 0; a < 3; a++) r.origin[a] = fuzz_coord(in) + g_move[a];
     for (int a = 0; a < 3; a++) {
         uint8_t b = fuzz_byte(in);
         r.dir[a] = b < 96 ? 0.0f : (b < 128 ? -0.0f : fuzz_coord(in)); /* axis-aligned rays are common */
@@ -148,7 +155,7 @@ static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, ui
     FUZZ_CHECK(status == (any_invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch status %s", vl_status_string(status));
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static void run(const uint8_t* data, size_t size) {
     size_t before = vl_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static scene s;
@@ -174,5 +181,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         vl_bvh_destroy(bvh);
     }
     FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    scene_offset_vector(0.0f, g_move);
+    run(data, size);
+    scene_offset_vector(fuzz_far_offset(data, size), g_move);
+    run(data, size);
     return 0;
 }

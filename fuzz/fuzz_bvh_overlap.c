@@ -208,9 +208,9 @@ static void run(const uint8_t* data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    g_off[0] = g_off[1] = g_off[2] = 0.0f;
+    scene_offset_vector(0.0f, g_off);
     run(data, size);
-    fuzz_far_offset(data, size, g_off);
+    scene_offset_vector(fuzz_far_offset(data, size), g_off);
     run(data, size);
     return 0;
 }

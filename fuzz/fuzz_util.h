@@ -12,6 +12,7 @@
 
 #include <volley/volley.h>
 
+#include "scenes.h"
 #include "test_oracle.h"
 
 #define FUZZ_CHECK(cond, ...)                                                         \
@@ -65,15 +66,11 @@ static inline vl_bvh_desc fuzz_bvh_head(fuzz_input* in, uint32_t max, int* boxes
     return desc;
 }
 
-/* The far offset at which a target runs each input a second time, after running it where its
- * bytes put it: (o, o / 2, -o), o one of +-2^10, +-2^13, +-2^17 picked by a hash of the bytes, so
- * that every check also holds far from the origin (the moved coordinates rounded to float). */
-static inline void fuzz_far_offset(const uint8_t* data, size_t size, float v[3]) {
-    static const float offsets[6] = {0x1p10f, -0x1p10f, 0x1p13f, -0x1p13f, 0x1p17f, -0x1p17f};
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 16777619u;
-    const float o = offsets[h % 6];
-    v[0] = o, v[1] = 0.5f * o, v[2] = -o;
+/* The far offset (scenes.h: +-2^10, +-2^13, +-2^17, as the vector (o, o / 2, -o)) at which a
+ * target runs each input a second time, after running it where its bytes put it, picked by the
+ * input's last byte: every check also holds far from the origin, and the regressions replay. */
+static inline float fuzz_far_offset(const uint8_t* data, size_t size) {
+    return scene_offset(1 + (size ? data[size - 1] : 0) % (SCENE_OFFSET_COUNT - 1));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

@@ -246,15 +246,18 @@ static inline void scene_move(scene_mesh* m, float o) {
     scene_bounds(m);
 }
 
-/* A copy of m (vertices and triangles) moved by scene_offset(k); 1 on success. */
+/* A copy of m (vertices, triangles, agents) moved by scene_offset(k); scene_free it. 1 on success. */
 static inline int scene_copy_moved(const scene_mesh* m, uint32_t k, scene_mesh* out) {
     memset(out, 0, sizeof *out);
-    if (!scene_reserve(out, m->vertex_count, m->triangle_count)) {
+    out->agent_count = m->agent_count;
+    out->agents = m->agent_count ? (float*)malloc(sizeof(float) * 3 * (size_t)m->agent_count) : NULL;
+    if (!scene_reserve(out, m->vertex_count, m->triangle_count) || (m->agent_count && !out->agents)) {
         scene_free(out);
         return 0;
     }
     memcpy(out->xyz, m->xyz, sizeof(float) * 3 * (size_t)m->vertex_count);
     memcpy(out->indices, m->indices, sizeof(uint32_t) * 3 * (size_t)m->triangle_count);
+    if (m->agent_count) memcpy(out->agents, m->agents, sizeof(float) * 3 * (size_t)m->agent_count);
     out->vertex_count = m->vertex_count, out->triangle_count = m->triangle_count;
     scene_move(out, scene_offset(k));
     return 1;
@@ -319,6 +322,28 @@ static inline void scene_rays_diffuse(const scene_mesh* m, uint32_t count, uint6
             r->origin[a] = p0[a] + u * e1[a] + v * e2[a] + n[a] * (1e-4f * scale);
             r->dir[a] = d[a];
         }
+        r->tmin = 0.0f;
+        r->tmax = INFINITY;
+    }
+}
+
+/* Axis-aligned rays: a random axis and sign, |dir| 0.5 to 2, tmin = 0, tmax = INFINITY; ray i
+ * starts on a random vertex's line along that axis, moved back by the mesh's extent, when `all` or
+ * i is odd (else it keeps its origin). */
+static inline void scene_rays_axis(const scene_mesh* m, uint32_t count, test_rng* rng, int all, vl_ray* rays) {
+    float extent = 0;
+    for (int a = 0; a < 3; a++) extent = fmaxf(extent, m->hi[a] - m->lo[a]);
+    for (uint32_t i = 0; i < count; i++) {
+        int axis = (int)test_u32(rng, 3);
+        float sign = (test_next(rng) & 1) ? 1.0f : -1.0f;
+        vl_ray* r = &rays[i];
+        if (all || (i & 1)) {
+            const float* v = m->xyz + 3 * (size_t)test_u32(rng, m->vertex_count);
+            for (int a = 0; a < 3; a++) r->origin[a] = v[a];
+            r->origin[axis] -= sign * extent;
+        }
+        r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
+        r->dir[axis] = sign * test_float(rng, 0.5f, 2.0f);
         r->tmin = 0.0f;
         r->tmax = INFINITY;
     }

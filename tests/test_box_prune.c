@@ -1,5 +1,6 @@
 /* One-shot box pruning against brute force: every scene, complete and bipartite, Terdiman's box
- * sets with their published pair counts, banded pruning on forced grids, bad input, failing
+ * sets with their published pair counts, banded pruning on forced grids, every scene and the band
+ * borders again at the far offsets of scenes.h (parallel forms too), bad input, failing
  * allocations. The scratch calls and the pruner against the allocating calls: the same pairs in
  * the same order, no allocation, bad scratch refused with nothing written. */
 #include <stdint.h>
@@ -87,26 +88,61 @@ static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uin
     check_forms(a, na, b, nb, what);
 }
 
+/* The parallel forms (complete when b is NULL) on ctx: the pairs of brute force, in any order. */
+static void check_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
+                           const char* what) {
+    vl_pair_buffer out = {0};
+    vl_status s = b ? vl_box_prune_bipartite_parallel(ctx, a, na, b, nb, &out) : vl_box_prune_parallel(ctx, a, na, &out);
+    CHECK(s == VL_OK, "%s: parallel: %s", what, vl_status_string(s));
+    pair_list want = {0};
+    if (b) {
+        for (uint32_t i = 0; i < na; i++)
+            for (uint32_t j = 0; j < nb; j++)
+                if (test_box_overlap(&a[i], &b[j])) pair_list_push(&want, i, j);
+        if (out.count > 1) qsort(out.pairs, out.count, sizeof *out.pairs, test_pair_cmp);
+    } else {
+        brute_pairs(&want, a, NULL, NULL, na);
+        pairs_normalize(out.pairs, out.count);
+    }
+    CHECK(pair_list_equal(out.pairs, out.count, want.p, want.n), "%s: parallel %u pairs, brute force %u", what,
+          out.count, want.n);
+    free(want.p);
+    vl_pair_buffer_free(&out);
+}
+
+/* Boxes of a scene (up to max_n and max_nb on the two sides, 300 for identical boxes) at
+ * g_scene_offset: complete, bipartite both ways and the first 800 against themselves, every
+ * form; the parallel forms on each of the n_ctx contexts given. */
+static void check_scene(int scene, test_rng* r, uint32_t max_n, uint32_t max_nb, vl_context* const* ctx,
+                        int n_ctx) {
+    char what[96];
+    uint32_t n = 1 + test_u32(r, scene == SCENE_IDENTICAL ? 300 : max_n);
+    uint32_t nb = 1 + test_u32(r, scene == SCENE_IDENTICAL ? 300 : max_nb);
+    vl_aabb* boxes = malloc(n * sizeof *boxes);
+    vl_aabb* other = malloc(nb * sizeof *other);
+    for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(r, scene);
+    for (uint32_t i = 0; i < nb; i++) other[i] = scene_box(r, scene);
+    snprintf(what, sizeof what, "%s n %u at %g", scene_names[scene], n, g_scene_offset);
+    check_complete(boxes, n, what);
+    snprintf(what, sizeof what, "%s bipartite %u x %u at %g", scene_names[scene], n, nb, g_scene_offset);
+    check_bipartite(boxes, n, other, nb, what);
+    check_bipartite(other, nb, boxes, n, what);
+    /* the same boxes on both sides: ties everywhere */
+    check_bipartite(boxes, n < 800 ? n : 800, boxes, n < 800 ? n : 800, what);
+    for (int c = 0; c < n_ctx; c++)
+        if (ctx[c]) {
+            check_parallel(ctx[c], boxes, n, NULL, 0, what);
+            check_parallel(ctx[c], boxes, n, other, nb, what);
+        }
+    free(boxes);
+    free(other);
+}
+
 static void test_scenes(void) {
-    char what[64];
     for (int scene = 0; scene < SCENE_COUNT; scene++)
         for (uint32_t round = 0; round < 6; round++) {
             test_rng r = {100u * (uint64_t)scene + round};
-            uint32_t n = 1 + test_u32(&r, scene == SCENE_IDENTICAL ? 300 : test_scaled(5000));
-            uint32_t nb = 1 + test_u32(&r, scene == SCENE_IDENTICAL ? 300 : test_scaled(3000));
-            vl_aabb* boxes = malloc(n * sizeof *boxes);
-            vl_aabb* other = malloc(nb * sizeof *other);
-            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, scene);
-            for (uint32_t i = 0; i < nb; i++) other[i] = scene_box(&r, scene);
-            snprintf(what, sizeof what, "%s n %u", scene_names[scene], n);
-            check_complete(boxes, n, what);
-            snprintf(what, sizeof what, "%s bipartite %u x %u", scene_names[scene], n, nb);
-            check_bipartite(boxes, n, other, nb, what);
-            check_bipartite(other, nb, boxes, n, what);
-            /* the same boxes on both sides: ties everywhere */
-            check_bipartite(boxes, n < 800 ? n : 800, boxes, n < 800 ? n : 800, what);
-            free(boxes);
-            free(other);
+            check_scene(scene, &r, test_scaled(5000), test_scaled(3000), NULL, 0);
         }
     /* tiny counts, including those below one SIMD batch */
     for (uint32_t n = 0; n < 20; n++) {
@@ -116,6 +152,30 @@ static void test_scenes(void) {
         check_complete(boxes, n, "tiny");
         check_bipartite(boxes, n, boxes, n / 2, "tiny bipartite");
     }
+}
+
+/* Every scene, and the border scene (faces on multiples of 8 and one unit either side), at every
+ * offset of scenes.h, smaller: complete and bipartite, every form (allocating, scratch, pruner,
+ * parallel on 1 and 3 workers of the pool) against brute force. */
+static void test_offsets(void) {
+    vl_context* ctx[2] = {NULL, NULL};
+    vl_thread_pool* pool = NULL;
+    CHECK(vl_context_create(NULL, &ctx[0]) == VL_OK, "serial context");
+    if (vl_thread_pool_create(3, &pool) == VL_OK) {
+        vl_task_system sys = vl_thread_pool_task_system(pool);
+        CHECK(vl_context_create(&sys, &ctx[1]) == VL_OK, "pool context");
+    }
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
+        g_scene_offset = scene_offset(k);
+        for (int scene = k ? 0 : SCENE_BORDER; scene <= SCENE_BORDER; scene++) {
+            test_rng r = {9000u + 16u * (uint64_t)k + (uint64_t)scene};
+            check_scene(scene, &r, test_scaled(1500), test_scaled(1000), ctx, 2);
+        }
+    }
+    g_scene_offset = 0.0f;
+    vl_context_destroy(ctx[0]);
+    vl_context_destroy(ctx[1]);
+    vl_thread_pool_destroy(pool);
 }
 
 /* Terdiman's sets: 11,811 and 1,144,045 pairs; flat: 150,388 and 14,799,168. */
@@ -238,6 +298,34 @@ static void test_bands(void) {
         for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, n % 2 ? SCENE_TOUCHING : SCENE_INFINITE);
         check_banded(boxes, n, (vl_band_grid){0, 0, 0, 0}, 5, "tiny");
     }
+    /* the same border grids, and forced bands on every scene, at the far offsets: the grids' origins
+     * moved with the boxes (the band axis is y or z, moved by o / 2 or -o) */
+    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
+        g_scene_offset = scene_offset(k);
+        float v[3];
+        scene_offset_vector(g_scene_offset, v);
+        for (unsigned g = 0; g < sizeof grids / sizeof *grids; g++) {
+            test_rng r = {8500u + 10u * g + k};
+            uint32_t n = 2 + test_u32(&r, test_scaled(300));
+            vl_aabb* boxes = malloc(n * sizeof *boxes);
+            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, g % 2 ? SCENE_BORDER : SCENE_TOUCHING);
+            vl_band_grid moved = grids[g];
+            moved.origin += v[1 + moved.side];
+            snprintf(what, sizeof what, "borders grid %u n %u at %g", g, n, g_scene_offset);
+            CHECK(check_banded(boxes, n, moved, 0, what), "%s: not banded", what);
+            free(boxes);
+        }
+        for (int scene = 0; scene <= SCENE_BORDER; scene++) {
+            test_rng r = {8700u + 10u * (uint64_t)scene + k};
+            uint32_t n = 1 + test_u32(&r, test_scaled(800));
+            vl_aabb* boxes = malloc(n * sizeof *boxes);
+            for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, scene);
+            snprintf(what, sizeof what, "%s n %u, 7 bands at %g", scene_names[scene], n, g_scene_offset);
+            check_banded(boxes, n, (vl_band_grid){0, 0, 0, 0}, 7, what);
+            free(boxes);
+        }
+    }
+    g_scene_offset = 0.0f;
     /* the automatic grid: bands on a large uniform set, none when every box spans the band axis */
     vl_aabb* boxes = malloc(20000 * sizeof *boxes);
     test_rng r = {9};
@@ -468,6 +556,7 @@ int main(void) {
     test_bad_scratch();
     test_bad_buffers();
     test_scenes();
+    test_offsets();
     test_terdiman();
     test_bands();
     test_failing_allocator();

@@ -14,9 +14,13 @@ static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_
 static const char* const kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid"};
 #define KIND_COUNT 5
 
+/* The desc's cell_size for the two grid kinds (0: chosen from the boxes). */
+static float g_cell_size;
+
 static vl_broadphase_desc kind_desc(int kind) {
     vl_broadphase_desc desc = vl_broadphase_default_desc();
     desc.kind = kinds[kind];
+    desc.cell_size = g_cell_size;
     return desc;
 }
 
@@ -88,10 +92,14 @@ static void copy_as_slots(const mirror* m, pair_list* l, const vl_pair* p, uint3
     pairs_normalize(l->p, l->n);
 }
 
+/* When set, commit_and_check commits through vl_broadphase_commit_parallel on it. */
+static vl_context* g_commit_ctx;
+
 /* Commits and checks the pair set and the created / deleted lists against brute force. */
 static void commit_and_check(vl_broadphase* bp, mirror* m, const char* what) {
     g_created.count = g_deleted.count = 0;
-    vl_status s = vl_broadphase_commit(bp, &g_created, &g_deleted);
+    vl_status s = g_commit_ctx ? vl_broadphase_commit_parallel(g_commit_ctx, bp, &g_created, &g_deleted)
+                               : vl_broadphase_commit(bp, &g_created, &g_deleted);
     CHECK(s == VL_OK, "%s: commit %s", what, vl_status_string(s));
     CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after commit", what);
     brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
@@ -154,7 +162,7 @@ static void do_update_list(vl_broadphase* bp, mirror* m, test_rng* r, int scene,
                            int sleeping) {
     vl_aabb* boxes = calloc(k + 1, sizeof *boxes);
     for (uint32_t i = 0; i < k; i++)
-        boxes[i] = sleeping ? m->box[SLOT(handles[i])] : scene_move(r, scene, m->box[SLOT(handles[i])]);
+        boxes[i] = sleeping ? m->box[SLOT(handles[i])] : scene_step(r, scene, m->box[SLOT(handles[i])]);
     do_place(bp, m, handles, boxes, k);
     free(boxes);
 }
@@ -178,15 +186,15 @@ static void do_remove(vl_broadphase* bp, mirror* m, test_rng* r, uint32_t k) {
 static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uint32_t max_batch, uint32_t max_objects,
                          int sleeping) {
     char what[96];
-    snprintf(what, sizeof what, "%s/%s%s seed %llu", kind_names[kind], scene_names[scene], sleeping ? "/sleeping" : "",
-             (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s/%s%s seed %llu at %g cells %g", kind_names[kind], scene_names[scene],
+             sleeping ? "/sleeping" : "", (unsigned long long)seed, g_scene_offset, g_cell_size);
     test_rng r = {seed};
     vl_broadphase_desc desc = kind_desc(kind);
     vl_broadphase* bp = NULL;
     CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "%s: create", what);
     if (!bp) return;
     mirror m;
-    mirror_init(&m, max_objects + max_batch + 16);
+    mirror_init(&m, 2 * max_objects + max_batch + 16); /* live, and removed until the next commit */
     uint32_t max_scene = scene == SCENE_IDENTICAL ? 400 : max_objects;
     for (uint32_t step = 0; step < steps; step++) {
         uint32_t op = test_u32(&r, 10);
@@ -231,6 +239,41 @@ static void test_sequences(void) {
         run_sequence(kind, SCENE_UNIFORM, 4242, test_scaled(24), test_scaled(10000), test_scaled(15000), 0);
 }
 
+/* Every kind on every scene, and the border scene on 8-unit cells and on cells chosen from the
+ * boxes, at every offset of scenes.h (smaller sequences; at the odd ones, 2^10, 2^13 and 2^17, the
+ * commits run on 3 workers of the pool); the mover mix and the persistent movers once more at a
+ * far offset each, rotated over the offsets (kind + scene). */
+static void test_mover_mix(int far);
+static void test_persistent_movers(int far);
+
+static void test_offsets(void) {
+    vl_thread_pool* pool = NULL;
+    vl_context* ctx = NULL;
+    if (vl_thread_pool_create(3, &pool) == VL_OK) {
+        vl_task_system sys = vl_thread_pool_task_system(pool);
+        CHECK(vl_context_create(&sys, &ctx) == VL_OK, "pool context");
+    }
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
+        g_scene_offset = scene_offset(k);
+        g_commit_ctx = k % 2 ? ctx : NULL;
+        for (int kind = 0; kind < KIND_COUNT; kind++)
+            for (int scene = k ? 0 : SCENE_BORDER; scene <= SCENE_BORDER; scene++)
+                for (int cells = 0; cells < (scene == SCENE_BORDER ? 2 : 1); cells++) {
+                    g_cell_size = cells ? 0.0f : 8.0f;
+                    if (scene != SCENE_BORDER) g_cell_size = 0.0f;
+                    run_sequence(kind, scene, 3000 + 16 * (uint64_t)k + (uint64_t)scene, test_scaled(80), 40,
+                                 test_scaled(300), scene == SCENE_UNIFORM && k % 2);
+                }
+    }
+    g_cell_size = 0.0f;
+    g_commit_ctx = NULL;
+    vl_context_destroy(ctx);
+    vl_thread_pool_destroy(pool);
+    test_mover_mix(1);
+    test_persistent_movers(1);
+    g_scene_offset = 0.0f;
+}
+
 /* A broadphase of `kind` and its mirror (room for n + 64 handles), holding `fixed` static boxes of
  * the scene and then `moving` others, committed; NULL (mirror untouched) on failure. */
 static vl_broadphase* world_start(int kind, int scene, test_rng* r, mirror* m, uint32_t n, uint32_t fixed,
@@ -250,12 +293,13 @@ static vl_broadphase* world_start(int kind, int scene, test_rng* r, mirror* m, u
  * with statics, adds and removes among them: the box-pruning kind goes back and forth between its
  * incremental commit (a quarter of the objects or fewer moved) and its full one, the SAP between
  * walking and rebuilding. */
-static void test_mover_mix(void) {
+static void test_mover_mix(int far) {
     static const uint32_t per_mille[] = {0, 1, 100, 5, 249, 251, 1000, 20, 0, 400, 30, 2, 60};
     for (int kind = 0; kind < KIND_COUNT; kind++)
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
             test_rng r = {31 + (uint64_t)scene};
-            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(3000);
+            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(far ? 600 : 3000);
+            g_scene_offset = far ? scene_offset(1 + (uint32_t)(kind + scene) % (SCENE_OFFSET_COUNT - 1)) : 0.0f;
             mirror m;
             vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 4, n - n / 4 - 40);
             if (!bp) continue;
@@ -274,11 +318,12 @@ static void test_mover_mix(void) {
 /* The same movers frame after frame, as in a game: the box-pruning kind keeps their entries of its
  * sorted set stale while they keep moving, and merges them in again when some stop, die, or others
  * join; a frame with most boxes moving takes the full commit in between. */
-static void test_persistent_movers(void) {
+static void test_persistent_movers(int far) {
     for (int kind = 0; kind < KIND_COUNT; kind++)
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
             test_rng r = {77 + (uint64_t)scene};
-            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(2000);
+            uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(far ? 500 : 2000);
+            g_scene_offset = far ? scene_offset(2 + (uint32_t)(kind + scene) % (SCENE_OFFSET_COUNT - 1)) : 0.0f;
             mirror m;
             vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 8, n - n / 8);
             if (!bp) continue;
@@ -615,6 +660,148 @@ static void test_failing_allocator(void) {
     test_alloc_end(&h);
 }
 
+/* The state a failed call must leave as it was: count, the committed pairs, every live box. */
+typedef struct bp_snapshot {
+    uint32_t count, pairs;
+    vl_pair* pair;
+    vl_aabb* box;
+} bp_snapshot;
+
+/* The committed pairs of bp, sorted, in a malloc'ed array (their order is unspecified). */
+static vl_pair* sorted_pairs(const vl_broadphase* bp, uint32_t* n) {
+    const vl_pair* p = vl_broadphase_pairs(bp, n);
+    vl_pair* copy = malloc(sizeof(vl_pair) * (*n + 1));
+    if (*n) memcpy(copy, p, sizeof(vl_pair) * *n);
+    pairs_normalize(copy, *n);
+    return copy;
+}
+
+static void snapshot_take(const vl_broadphase* bp, const uint32_t* handles, uint32_t n, bp_snapshot* s) {
+    s->count = vl_broadphase_count(bp);
+    s->pair = sorted_pairs(bp, &s->pairs);
+    s->box = malloc(sizeof(vl_aabb) * (n + 1));
+    for (uint32_t i = 0; i < n; i++) vl_broadphase_get_box(bp, handles[i], &s->box[i]);
+}
+
+/* with_pairs 0: the pairs listing is not compared (VL_BROADPHASE_SAP lists its working set of
+ * pairs, not those of the last commit, once boxes changed since the commit). */
+static int snapshot_same(const vl_broadphase* bp, const uint32_t* handles, uint32_t n, const bp_snapshot* s,
+                         int with_pairs) {
+    uint32_t pairs = 0;
+    vl_pair* p = sorted_pairs(bp, &pairs);
+    int same = vl_broadphase_validate(bp) == VL_OK && vl_broadphase_count(bp) == s->count &&
+               (!with_pairs || pair_list_equal(p, pairs, s->pair, s->pairs));
+    free(p);
+    for (uint32_t i = 0; i < n && same; i++) {
+        vl_aabb b;
+        same = vl_broadphase_get_box(bp, handles[i], &b) == VL_OK && memcmp(&b, &s->box[i], sizeof b) == 0;
+    }
+    return same;
+}
+
+static void snapshot_free(bp_snapshot* s) { free(s->pair), free(s->box); }
+
+/* One operation of test_failed_calls_keep_capacity on bp: 0 add (handles written from out_at),
+ * 1 update (teleports), 2 set_static, 3 commit with fresh buffers. */
+static vl_status capacity_op(vl_broadphase* bp, int op, uint32_t* handles, uint32_t n, const vl_aabb* boxes,
+                             uint32_t k, uint32_t out_at) {
+    if (op == 0) return vl_broadphase_add(bp, handles + out_at, boxes, k, 0);
+    if (op == 1) return vl_broadphase_update(bp, handles, boxes, k < n ? k : n);
+    if (op == 2) return vl_broadphase_set_static(bp, handles + 1, k < n - 1 ? k : n - 1, 1);
+    vl_pair_buffer c = {0}, d = {0};
+    vl_status s = vl_broadphase_commit(bp, &c, &d);
+    vl_pair_buffer_free(&c);
+    vl_pair_buffer_free(&d);
+    return s;
+}
+
+/* The rule of volley/base.h for VL_ERR_OUT_OF_MEMORY, on every kind: a call that fails for memory
+ * changes nothing observable (count, committed pairs, boxes, validate) though it may keep storage
+ * it grew (vl_bytes_in_use higher); a failed call that could allocate nothing keeps nothing more;
+ * the kept storage is reused (the call that then succeeds allocates no more than the same call on
+ * a twin that never failed) and freed by destroy (nothing leaks); after each call that succeeds,
+ * the pairs equal the twin's. Adds, teleports, flips and commits, each first at budgets 0, 1,
+ * 2... until it succeeds. */
+static void test_failed_calls_keep_capacity(void) {
+    size_t baseline = vl_bytes_in_use();
+    test_alloc_hooks h;
+    test_alloc_begin(&h);
+    for (int kind = 0; kind < KIND_COUNT; kind++) {
+        vl_broadphase_desc desc = kind_desc(kind);
+        vl_broadphase *bp = NULL, *twin = NULL;
+        CHECK(vl_broadphase_create(&desc, &bp) == VL_OK && vl_broadphase_create(&desc, &twin) == VL_OK, "create");
+        if (!bp || !twin) continue;
+        enum { cap = 2400 };
+        uint32_t* handles = malloc(sizeof(uint32_t) * cap);
+        uint32_t* twin_handles = malloc(sizeof(uint32_t) * cap);
+        vl_aabb* boxes = malloc(sizeof(vl_aabb) * cap);
+        test_rng r = {606 + (uint64_t)kind};
+        uint32_t n = 0;
+        size_t most_kept = 0;
+        int failures = 0;
+        for (int round = 0; round < 12; round++) {
+            int op = round % 4;
+            uint32_t k = op == 0 ? 150 + 30 * (uint32_t)round : op == 1 ? n / 2 : 40;
+            for (uint32_t i = 0; i < k; i++) boxes[i] = scene_box(&r, i % 3 ? SCENE_CLUSTERED : SCENE_UNIFORM);
+            long before = h.allocs;
+            CHECK(capacity_op(twin, op, twin_handles, n, boxes, k, n) == VL_OK, "%s: twin op %d", kind_names[kind], op);
+            long twin_allocs = h.allocs - before;
+            bp_snapshot snap;
+            snapshot_take(bp, handles, n, &snap);
+            for (long b = 0;; b++) {
+                size_t held = vl_bytes_in_use();
+                before = h.allocs;
+                h.budget = b;
+                vl_status s = capacity_op(bp, op, handles, n, boxes, k, n);
+                h.budget = -1;
+                if (s == VL_OK) {
+                    CHECK(h.allocs - before <= twin_allocs,
+                          "%s: op %d after %ld failures: %ld allocations, the twin %ld (kept storage not reused)",
+                          kind_names[kind], op, b, h.allocs - before, twin_allocs);
+                    break;
+                }
+                CHECK(s == VL_ERR_OUT_OF_MEMORY, "%s: op %d budget %ld: %s", kind_names[kind], op, b,
+                      vl_status_string(s));
+                if (s != VL_ERR_OUT_OF_MEMORY) break;
+                failures++;
+                CHECK(snapshot_same(bp, handles, n, &snap, kinds[kind] != VL_BROADPHASE_SAP), "%s: op %d budget %ld: the failed call changed the state",
+                      kind_names[kind], op, b);
+                size_t kept = vl_bytes_in_use() > held ? vl_bytes_in_use() - held : 0;
+                most_kept = kept > most_kept ? kept : most_kept;
+                /* at budget 0 nothing can be allocated: the same call fails again and keeps nothing more */
+                size_t now = vl_bytes_in_use();
+                h.budget = 0;
+                vl_status again = capacity_op(bp, op, handles, n, boxes, k, n);
+                h.budget = -1;
+                if (again == VL_OK) break; /* the kept storage was all it needed */
+                CHECK(again == VL_ERR_OUT_OF_MEMORY && vl_bytes_in_use() <= now,
+                      "%s: op %d: a call that allocated nothing kept %zu bytes more", kind_names[kind], op,
+                      vl_bytes_in_use() - now);
+                CHECK(snapshot_same(bp, handles, n, &snap, kinds[kind] != VL_BROADPHASE_SAP), "%s: op %d: the second failed call changed the state",
+                      kind_names[kind], op);
+            }
+            snapshot_free(&snap);
+            if (op == 0) {
+                CHECK(memcmp(handles + n, twin_handles + n, sizeof(uint32_t) * k) == 0, "%s: handles differ",
+                      kind_names[kind]);
+                n += k;
+            }
+            uint32_t pa = 0, pt = 0;
+            vl_pair *copy = sorted_pairs(bp, &pa), *copy_t = sorted_pairs(twin, &pt);
+            CHECK(pair_list_equal(copy, pa, copy_t, pt), "%s: op %d: %u pairs, the twin %u", kind_names[kind], op, pa,
+                  pt);
+            free(copy), free(copy_t);
+        }
+        CHECK(failures >= 8, "%s: only %d failures", kind_names[kind], failures);
+        printf("%s: failed calls kept up to %zu bytes (reused, freed by destroy)\n", kind_names[kind], most_kept);
+        vl_broadphase_destroy(bp);
+        vl_broadphase_destroy(twin);
+        free(handles), free(twin_handles), free(boxes);
+    }
+    test_alloc_end(&h);
+    CHECK(vl_bytes_in_use() == baseline, "%s: leak: %zu bytes", "kept storage", vl_bytes_in_use() - baseline);
+}
+
 /* After warm-up, frames of small oscillating moves and commits allocate nothing, with every box
  * updated or a tenth of them (the box-pruning kind's full and incremental commits). */
 static void test_no_frame_allocation(void) {
@@ -685,10 +872,12 @@ int main(void) {
     test_static();
     test_pair_user_data();
     test_failing_allocator();
+    test_failed_calls_keep_capacity();
     test_no_frame_allocation();
-    test_mover_mix();
-    test_persistent_movers();
+    test_mover_mix(0);
+    test_persistent_movers(0);
     test_sequences();
+    test_offsets();
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);
     return test_finish("test_broadphase");

@@ -2,13 +2,14 @@
  * random, axis-aligned, through-vertex, along-edge and grazing rays, finite and infinite tmax;
  * closest and any hit; batched (every way a batch goes: one ray at a time, walks from seeds or
  * from the root, ray streams with their lists overflowing or not, chunks grouped by origin; batch
- * sizes 1 to 1M) against single-ray against brute force.
+ * sizes 1 to 1M) against single-ray against brute force; the soup, a world, the real meshes and
+ * box trees again at the far offsets of scenes.h (2^10 to 2^17 from the origin).
  *
  * Tolerance: the brute force runs the library's own scalar primitive tests (same float operations
  * as the SIMD kernels), so a closest hit must name the same primitive with the identical t, or
  * another primitive at a t within 1e-5 relative (ties, and the last-ulp effects of node culling).
- * The primitive tests themselves are checked against a double-precision reference in
- * test_bvh_primitives.c. */
+ * The answers themselves are checked against a double-precision brute force, at every offset, in
+ * test_bvh_far.c. */
 #include <float.h>
 
 #include "bvh/primitives.h"
@@ -146,19 +147,7 @@ static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_
     snprintf(what, sizeof what, "%s finite", name);
     check_rays(bvh, &s, rays, n, what);
 
-    for (uint32_t i = 0; i < n; i++) { /* axis-aligned, half of them from a vertex's line */
-        int axis = (int)test_u32(&rng, 3);
-        float sign = (test_next(&rng) & 1) ? 1.0f : -1.0f;
-        vl_ray* r = &rays[i];
-        if (i & 1) {
-            const float* v = m->xyz + 3 * (size_t)test_u32(&rng, m->vertex_count);
-            for (int a = 0; a < 3; a++) r->origin[a] = v[a];
-            r->origin[axis] -= sign * extent;
-        }
-        r->dir[0] = r->dir[1] = r->dir[2] = 0.0f;
-        r->dir[axis] = sign * test_float(&rng, 0.5f, 2.0f);
-        r->tmin = 0, r->tmax = INFINITY;
-    }
+    scene_rays_axis(m, n, &rng, 0, rays); /* half of them from a vertex's line */
     snprintf(what, sizeof what, "%s axis-aligned", name);
     check_rays(bvh, &s, rays, n, what);
 
@@ -208,8 +197,10 @@ static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_
     vl_bvh_destroy(bvh);
 }
 
-static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
+static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed, float offset) {
     test_rng rng = {seed};
+    float shift[3];
+    scene_offset_vector(offset, shift);
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * (nboxes + 2));
     for (uint32_t i = 0; i < nboxes; i++) {
         for (int a = 0; a < 3; a++) {
@@ -223,6 +214,7 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
     boxes[nboxes].min[1] = -20.0f, boxes[nboxes].max[1] = -10.0f;
     for (int a = 0; a < 3; a++) boxes[nboxes + 1].min[a] = 150.0f, boxes[nboxes + 1].max[a] = INFINITY;
     uint32_t total = nboxes + 2;
+    scene_move_boxes(boxes, total, offset);
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_boxes(boxes, total, NULL, &bvh) == VL_OK, "build boxes");
     if (!bvh) return;
@@ -238,19 +230,21 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
             scene_direction(&rng, r->dir);
             break;
         case 1: /* axis-aligned from a box's face plane */
-            for (int a = 0; a < 3; a++) r->origin[a] = test_float(&rng, -10, 110), r->dir[a] = 0;
+            for (int a = 0; a < 3; a++) r->origin[a] = test_float(&rng, -10, 110) + shift[a], r->dir[a] = 0;
             r->origin[i % 3] = b->min[i % 3];
             r->dir[(i + 1) % 3] = (i & 8) ? 1.0f : -1.0f;
             break;
         default:
-            for (int a = 0; a < 3; a++) r->origin[a] = test_float(&rng, -20, 120);
+            for (int a = 0; a < 3; a++) r->origin[a] = test_float(&rng, -20, 120) + shift[a];
             scene_direction(&rng, r->dir);
             break;
         }
         r->tmin = (i % 5 == 0) ? test_float(&rng, 0, 5) : 0.0f;
         r->tmax = (i % 3 == 0) ? r->tmin + test_float(&rng, 0, 60) : INFINITY;
     }
-    check_rays(bvh, &s, rays, n, "boxes");
+    char what[64];
+    snprintf(what, sizeof what, "boxes at %g", offset);
+    check_rays(bvh, &s, rays, n, what);
     /* t is 0 from inside with tmin = 0 */
     vl_ray in = {{0, 0, 0}, 0, {0, 1, 0}, INFINITY};
     for (int a = 0; a < 3; a++) in.origin[a] = (boxes[0].min[a] + boxes[0].max[a]) * 0.5f;
@@ -472,10 +466,41 @@ static void test_million(void) {
     scene_free(&m);
 }
 
+/* The meshes and box trees again at the other offsets of scenes.h (each a new scene, moved by
+ * (o, o / 2, -o) in float), smaller: the tree against the scalar brute force, every ray set. The
+ * double-precision check of the same scenes at offsets is test_bvh_far.c. */
+static void test_offsets(void) {
+    scene_mesh base[4];
+    const char* names[4] = {"soup", "world", "bunny00.off", "camel.off"};
+    uint32_t rays[4] = {test_scaled(400), test_scaled(300), test_scaled(48), test_scaled(120)};
+    int have[4];
+    have[0] = scene_soup(test_scaled(600), 10.0f, 0.6f, 33, &base[0]);
+    have[1] = scene_world(16, 8, 64, 34, &base[1]);
+    for (int f = 2; f < 4; f++) {
+        have[f] = test_data_dir() && scene_load_data(NULL, names[f], &base[f]);
+        if (have[f]) scene_agents_in_bounds(&base[f], 64, 35);
+    }
+    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
+        for (int f = 0; f < 4; f++) {
+            if (!have[f]) continue;
+            scene_mesh m;
+            if (!scene_copy_moved(&base[f], k, &m)) continue;
+            char name[64];
+            snprintf(name, sizeof name, "%s at %g", names[f], scene_offset(k));
+            check_mesh(&m, rays[f], 40 + k, NULL, name);
+            scene_free(&m);
+        }
+        test_boxes(test_scaled(300), test_scaled(300), 36 + k, scene_offset(k));
+    }
+    for (int f = 0; f < 4; f++)
+        if (have[f]) scene_free(&base[f]);
+}
+
 int main(void) {
     test_meshes();
-    test_boxes(test_scaled(2000), test_scaled(2000), 31);
-    test_boxes(5, VL_WALK_BATCH + 500, 32); /* ray streams over leaves of boxes */
+    test_boxes(test_scaled(2000), test_scaled(2000), 31, 0.0f);
+    test_boxes(5, VL_WALK_BATCH + 500, 32, 0.0f); /* ray streams over leaves of boxes */
+    test_offsets();
     test_streams();
     test_stack();
     test_chunks();

@@ -23,7 +23,12 @@ static vl_broadphase* make(int kind, uint32_t flags) {
     return bp;
 }
 
-static vl_aabb unit_box(float x) { return (vl_aabb){{x, 0, 0}, {x + 1, 1, 1}}; }
+/* A unit box from (x, 0, 0), at g_scene_offset (test_sap_scenes.h). */
+static vl_aabb unit_box(float x) {
+    vl_aabb b = {{x, 0, 0}, {x + 1, 1, 1}};
+    scene_move_boxes(&b, 1, g_scene_offset);
+    return b;
+}
 
 /* Commits and returns the number of created + deleted pairs. */
 static uint32_t commit_changes(vl_broadphase* bp, vl_pair_buffer* c, vl_pair_buffer* d) {
@@ -245,7 +250,7 @@ static void test_error_order(void) {
         CHECK(vl_broadphase_update(bp, bad_first, boxes, 4) == VL_ERR_INVALID_HANDLE, "unknown first");
         CHECK(vl_broadphase_remove(bp, bad_first, 4) == VL_ERR_INVALID_HANDLE, "unknown first");
         vl_aabb inverted[4] = {boxes[0], boxes[1], boxes[2], boxes[3]};
-        inverted[0].min[0] = 7;
+        inverted[0].min[0] = inverted[0].max[0] + 6; /* min > max */
         CHECK(vl_broadphase_update(bp, bad_first, inverted, 4) == VL_ERR_INVALID_HANDLE, "handles before bounds");
         CHECK(vl_broadphase_update(bp, h, inverted, 4) == VL_ERR_INVALID_BOUNDS, "bounds");
         CHECK(vl_broadphase_count(bp) == 4 && vl_broadphase_validate(bp) == VL_OK, "unchanged");
@@ -320,12 +325,16 @@ static void test_user_data(void) {
 }
 
 int main(void) {
-    test_stale();
-    test_pairs_name_handles();
-    test_wrap();
-    test_sizes_first();
-    test_error_order();
-    test_failed_add_keeps_generations();
-    test_user_data();
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) { /* the boxes at every offset of scenes.h */
+        g_scene_offset = scene_offset(k);
+        test_stale();
+        test_pairs_name_handles();
+        test_wrap();
+        test_sizes_first();
+        test_error_order();
+        test_failed_add_keeps_generations();
+        test_user_data();
+    }
+    g_scene_offset = 0.0f;
     return test_finish("test_handles");
 }

@@ -1,7 +1,7 @@
 /* VL_BROADPHASE_MULTI_SAP and VL_BROADPHASE_GRID against brute force on what grids get wrong:
  * objects straddling and crossing cells, larger than a cell or than the grid, leaving the grid and
  * coming back, touching exactly at cell borders, infinite bounds (a ground plane), identical boxes,
- * static and dynamic mixes. After every commit: the pair set, the created and deleted lists (each
+ * static and dynamic mixes; every case again at the far offsets of scenes.h. After every commit: the pair set, the created and deleted lists (each
  * pair once), validate after every call. Handles are opaque: the test maps them to its own indices. */
 #include <stdint.h>
 
@@ -13,9 +13,15 @@
 
 #define CELL 4.0f /* the cell side given in the desc of most cases */
 
+/* The offset (scenes.h) at which the cases run: box_at and random_box add (o, o / 2, -o) to every
+ * bound, rounded to float. The cells' borders (multiples of CELL from 0, or from the layout's
+ * origin, a bound of the first boxes) move along, exactly: every offset is a multiple of CELL. */
+static float g_offset;
+
 typedef struct world {
     vl_broadphase* bp;
     const char* name;
+    char label[64]; /* the name and the offset */
     uint32_t cap, n;       /* objects ever added, by the test's index */
     vl_aabb* box;
     uint8_t *live, *stat;
@@ -27,7 +33,8 @@ typedef struct world {
 
 static void world_init(world* w, const char* name, vl_broadphase_kind kind, float cell_size, uint32_t up, uint32_t cap) {
     memset(w, 0, sizeof *w);
-    w->name = name;
+    snprintf(w->label, sizeof w->label, "%s at %g", name, g_offset);
+    w->name = w->label;
     w->cap = cap;
     w->box = calloc(cap, sizeof *w->box);
     w->live = calloc(cap, 1);
@@ -137,6 +144,14 @@ static void world_remove(world* w, uint32_t i) {
 
 static vl_aabb box_at(float x0, float y0, float z0, float x1, float y1, float z1) {
     vl_aabb b = {{x0, y0, z0}, {x1, y1, z1}};
+    scene_move_boxes(&b, 1, g_offset);
+    return b;
+}
+
+/* b with its min on the given axes one float up (a gap of one float from a border). */
+static vl_aabb min_up(vl_aabb b, int x, int z) {
+    if (x) b.min[0] = nextafterf(b.min[0], INFINITY);
+    if (z) b.min[2] = nextafterf(b.min[2], INFINITY);
     return b;
 }
 
@@ -169,8 +184,8 @@ static void test_borders(int kind) {
     uint32_t e = world_add(&w, box_at(8, 0, 8, 8, 1, 8), 0);    /* a point on a cell corner */
     world_check(&w);
     CHECK(w.prev.n >= 5, "%s: only %u pairs at the borders", w.name, w.prev.n);
-    world_move(&w, b, box_at(nextafterf(8, 9), 0, 6, 11, 1, 7));
-    world_move(&w, e, box_at(nextafterf(8, 9), 0, nextafterf(8, 9), 9, 1, 9));
+    world_move(&w, b, min_up(box_at(8, 0, 6, 11, 1, 7), 1, 0));
+    world_move(&w, e, min_up(box_at(8, 0, 8, 9, 1, 9), 1, 1));
     world_check(&w);
     world_move(&w, b, box_at(8, 0, 6, 11, 1, 7));
     world_move(&w, c, box_at(6, 0, 8, 7, 1, 8)); /* flat: zero extent on z, on the border */
@@ -293,16 +308,16 @@ static vl_aabb random_box(test_rng* r, int up) {
     if (t == 4) e[(up + 1) % 3] = 12;                                   /* a few cells */
     vl_aabb b;
     for (int a = 0; a < 3; a++) b.min[a] = c[a] - e[a], b.max[a] = c[a] + e[a];
+    scene_move_boxes(&b, 1, g_offset);
     return b;
 }
 
-static void test_random(int kind) {
+static void test_random(int kind, uint32_t steps) {
     for (int variant = 0; variant < 6; variant++) {
         int up = variant % 3;
         world w;
         world_init(&w, names[kind], kinds[kind], variant < 3 ? 0 : CELL, (uint32_t)up + 1, 1200);
         test_rng r = {1000 + (uint64_t)variant * 7 + (uint64_t)kind};
-        uint32_t steps = test_scaled(400);
         for (uint32_t step = 0; step < steps && w.n + 40 < w.cap; step++) {
             uint32_t op = test_u32(&r, 10);
             if (op < 3 || w.n < 20) {
@@ -379,13 +394,18 @@ static void test_few_cells(void) {
 
 int main(void) {
     test_bad_desc();
-    for (int kind = 0; kind < 2; kind++) {
-        test_borders(kind);
-        test_sizes_and_exits(kind);
-        test_infinite(kind);
-        test_identical(kind);
-        test_random(kind);
+    /* every case at every offset of scenes.h, the random sequences shorter far away */
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
+        g_offset = scene_offset(k);
+        for (int kind = 0; kind < 2; kind++) {
+            test_borders(kind);
+            test_sizes_and_exits(kind);
+            test_infinite(kind);
+            test_identical(kind);
+            test_random(kind, test_scaled(k ? 100 : 400));
+        }
     }
+    g_offset = 0.0f;
     test_few_cells();
     return test_finish("test_multi_sap");
 }

@@ -4,6 +4,7 @@
 
 #include <volley/volley.h>
 
+#include "scenes.h"
 #include "test_alloc.h"
 #include "test_oracle.h"
 #include "test_util.h"
@@ -16,13 +17,20 @@ enum {
     SCENE_TOUCHING,  /* integer boxes on a small grid: many exact touches */
     SCENE_HUGE,      /* some boxes span everything */
     SCENE_INFINITE,  /* some bounds are infinite, some zero is negative */
-    SCENE_COUNT
+    SCENE_COUNT,
+    /* (run only by the offset tests) boxes of 0 to 9 units with faces on multiples of 8 and one
+     * unit either side: on the cell borders of a grid of 8-unit cells from a multiple of 8 */
+    SCENE_BORDER = SCENE_COUNT
 };
 
-static const char* const scene_names[SCENE_COUNT] = {"uniform", "clustered", "flat", "identical",
-                                                     "touching", "huge", "infinite"};
+static const char* const scene_names[SCENE_COUNT + 1] = {"uniform", "clustered", "flat",    "identical",
+                                                         "touching", "huge",      "infinite", "border"};
 
-static inline vl_aabb scene_box(test_rng* r, int scene) {
+/* The offset (scenes.h) at which scene_box places the scenes: (o, o / 2, -o) added to every bound,
+ * rounded to float. */
+static float g_scene_offset;
+
+static inline vl_aabb scene_box_at_origin(test_rng* r, int scene) {
     vl_aabb b;
     float c[3], e[3];
     for (int a = 0; a < 3; a++) {
@@ -65,6 +73,15 @@ static inline vl_aabb scene_box(test_rng* r, int scene) {
         if (k == 4) b.min[1] = 0.0f, b.max[1] = 3.40282347e38f;
         return b;
     }
+    case SCENE_BORDER: {
+        static const float near[6] = {0, 0, 0, 1, -1, 8};
+        static const float size[6] = {0, 1, 7, 8, 8, 9};
+        for (int a = 0; a < 3; a++) {
+            b.min[a] = 8.0f * (float)test_u32(r, 8) + near[test_u32(r, 6)];
+            b.max[a] = b.min[a] + size[test_u32(r, 6)];
+        }
+        return b;
+    }
     default: break;
     }
     for (int a = 0; a < 3; a++) {
@@ -74,10 +91,17 @@ static inline vl_aabb scene_box(test_rng* r, int scene) {
     return b;
 }
 
+/* A box of the scene, at g_scene_offset. */
+static inline vl_aabb scene_box(test_rng* r, int scene) {
+    vl_aabb b = scene_box_at_origin(r, scene);
+    scene_move_boxes(&b, 1, g_scene_offset);
+    return b;
+}
+
 /* A small move (or, now and then, a jump) of box b in the spirit of the scene. */
-static inline vl_aabb scene_move(test_rng* r, int scene, vl_aabb b) {
+static inline vl_aabb scene_step(test_rng* r, int scene, vl_aabb b) {
     if (test_u32(r, 10) == 0) return scene_box(r, scene);
-    if (scene == SCENE_TOUCHING || scene == SCENE_IDENTICAL) {
+    if (scene == SCENE_TOUCHING || scene == SCENE_IDENTICAL || scene == SCENE_BORDER) {
         int a = (int)test_u32(r, 3);
         float d = (float)((int)test_u32(r, 3) - 1);
         b.min[a] += d;

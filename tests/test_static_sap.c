@@ -1,9 +1,9 @@
 /* VL_BROADPHASE_STATIC_SAP against brute force, on the worlds it is made for: movers sweeping over
  * many statics, statics added, moved and removed in batches while movers move, objects flipped
  * between static and dynamic (every kind), infinite bounds (a ground), touching, identical, huge and
- * tiny boxes. After every step the broadphase validates; after every commit its pairs equal brute
- * force and its created / deleted lists equal the differences, each pair once. Failing allocations
- * change nothing; warm frames allocate nothing. Handles are opaque: the test maps them to its own
+ * tiny boxes; each again at the far offsets of scenes.h. After every step the broadphase
+ * validates; after every commit its pairs equal brute force and its created / deleted lists equal
+ * the differences, each pair once. Failing allocations change nothing; warm frames allocate nothing. Handles are opaque: the test maps them to its own
  * objects through a lookup. */
 #include <stdint.h>
 
@@ -30,6 +30,7 @@ typedef struct world {
     pair_list prev, now, diff, got;
     vl_pair_buffer created, deleted;
     const char* what;
+    char label[96]; /* what, and the offset */
 } world;
 
 static uint32_t hash_u32(uint32_t x) {
@@ -74,7 +75,8 @@ static void world_init(world* w, int kind, uint32_t cap, const char* what) {
     w->table = calloc(t, sizeof *w->table);
     w->keys = calloc(t, sizeof *w->keys);
     w->table_mask = t - 1;
-    w->what = what;
+    snprintf(w->label, sizeof w->label, "%s at %g", what, g_scene_offset);
+    w->what = w->label;
 }
 
 static void world_free(world* w) {
@@ -198,8 +200,11 @@ static uint32_t pick(world* w, test_rng* r, uint32_t k, int which, uint32_t* h) 
     return got;
 }
 
+/* A box at g_scene_offset (test_sap_scenes.h). */
 static vl_aabb make_box(float x, float y, float z, float hx, float hy, float hz) {
-    return (vl_aabb){{x - hx, y - hy, z - hz}, {x + hx, y + hy, z + hz}};
+    vl_aabb b = {{x - hx, y - hy, z - hz}, {x + hx, y + hy, z + hz}};
+    scene_move_boxes(&b, 1, g_scene_offset);
+    return b;
 }
 
 /* A static world of n boxes on a flat area of side `size`, sizes from props to buildings. */
@@ -234,7 +239,7 @@ static void move_dynamics(world* w, test_rng* r, float step, uint32_t count) {
 /* Movers sweep a long way over a few thousand statics, every step crossing many of them. */
 static void test_sweep(void) {
     test_rng r = {1};
-    uint32_t ns = test_scaled(3000), nd = 150;
+    uint32_t ns = test_scaled(g_scene_offset != 0 ? 1000 : 3000), nd = 150;
     world w;
     world_init(&w, KIND_STATIC_SAP, ns + nd, "sweep");
     vl_aabb* boxes = malloc(ns * sizeof *boxes);
@@ -289,7 +294,7 @@ static void test_static_batches(void) {
                     uint32_t m = pick(&w, &r, 60, 2, h), *idx = malloc((m + 1) * sizeof *idx);
                     for (uint32_t i = 0; i < m; i++) {
                         idx[i] = (uint32_t)lookup(&w, h[i]);
-                        boxes[i] = scene_move(&r, SCENE_UNIFORM, w.box[idx[i]]);
+                        boxes[i] = scene_step(&r, SCENE_UNIFORM, w.box[idx[i]]);
                     }
                     world_update(&w, idx, boxes, m);
                     free(idx);
@@ -321,9 +326,10 @@ static void test_static_batches(void) {
 
 /* Objects flip between static and dynamic, in batches mixing both states, between moves: pairs
  * between two new statics go, pairs of new dynamics with statics come, the rest stays unreported. */
-static void test_flips(void) {
+static void test_flips(uint32_t far) {
     for (int kind = 0; kind < KIND_COUNT; kind++) {
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
+            if (far && (uint32_t)(scene + kind) % 3 != far % 3) continue; /* far away, a third of them */
             char what[64];
             snprintf(what, sizeof what, "flips %s/%s", kind_names[kind], scene_names[scene]);
             test_rng r = {40 + (uint64_t)scene};
@@ -342,7 +348,7 @@ static void test_flips(void) {
                     uint32_t m = pick(&w, &r, 40, 2, h), idx[40];
                     for (uint32_t i = 0; i < m; i++) {
                         idx[i] = (uint32_t)lookup(&w, h[i]);
-                        boxes[i] = scene_move(&r, scene, w.box[idx[i]]);
+                        boxes[i] = scene_step(&r, scene, w.box[idx[i]]);
                     }
                     world_update(&w, idx, boxes, m);
                 }
@@ -382,11 +388,13 @@ static void test_special_boxes(void) {
         s[n++] = (vl_aabb){{1e-30f, 1e-30f, 1e-30f}, {2e-30f, 2e-30f, 2e-30f}};
         s[n++] = (vl_aabb){{1e-45f, 0, 0}, {1e-45f, 1e-45f, 1e-45f}}; /* denormals */
         s[n++] = (vl_aabb){{3.40282347e38f, 0, 0}, {inf, 1, 1}};
+        scene_move_boxes(s, n, g_scene_offset);
         for (int i = 0; i < 4; i++) s[n++] = make_box(5, 1, 5, 1, 1, 1); /* identical */
         world_add(&w, s, n, 1);
         /* a touching grid of unit statics */
         vl_aabb grid[400];
         for (int i = 0; i < 400; i++) grid[i] = (vl_aabb){{(float)(i % 20), 0, (float)(i / 20)}, {(float)(i % 20 + 1), 1, (float)(i / 20 + 1)}};
+        scene_move_boxes(grid, 400, g_scene_offset);
         world_add(&w, grid, 400, 1);
         /* movers: identical, unit cubes on the grid, tiny ones, a point, one infinite */
         vl_aabb d[40];
@@ -398,6 +406,7 @@ static void test_special_boxes(void) {
                           : (vl_aabb){{-0.0f, 0, -0.0f}, {0.0f, 0.0f, 0.0f}};
         }
         d[39] = (vl_aabb){{-inf, 0, -inf}, {inf, 0, inf}};
+        scene_move_boxes(d + 4, 36, g_scene_offset);
         world_add(&w, d, 40, 0);
         world_commit(&w);
         uint32_t idx[40];
@@ -591,10 +600,19 @@ static void test_flip_bad_input(void) {
 
 int main(void) {
     test_flip_bad_input();
-    test_special_boxes();
-    test_flips();
-    test_static_batches();
-    test_sweep();
+    /* the brute-force cases at every offset of scenes.h (the sweep smaller far away; far away, the
+     * flips of a third of the kinds and scenes, rotating, so each at two far offsets); in reduced
+     * runs all but the special boxes far away at -2^10 and 2^17 only */
+    const int full = test_scaled(10) >= 10;
+    for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
+        g_scene_offset = scene_offset(k);
+        test_special_boxes();
+        if (!full && k != 0 && k != 2 && k != 5) continue;
+        test_flips(k);
+        test_static_batches();
+        test_sweep();
+    }
+    g_scene_offset = 0.0f;
     test_no_frame_allocation();
     test_failing_allocator();
     return test_finish("test_static_sap");

@@ -23,14 +23,19 @@
 extern "C" {
 #endif
 
-/* Every fallible call returns a vl_status. On any VL_ERR_* the call changed nothing,
+/* Every fallible call returns a vl_status. On any VL_ERR_* the call changed nothing observable,
  * except the batched queries, which answer every valid query and mark each invalid one a miss
- * (VL_ERR_INVALID_QUERY). */
+ * (VL_ERR_INVALID_QUERY). A call that fails with VL_ERR_OUT_OF_MEMORY may keep storage that it
+ * grew before the allocation that failed (vl_bytes_in_use() is then higher than before the call):
+ * that capacity belongs to the object or buffer the call was given, later calls reuse it (the
+ * call that then succeeds allocates no more for it), and destroying the object (or
+ * vl_pair_buffer_free) frees it. Nothing leaks, and no answer, pair, handle, box or count changes. */
 typedef enum vl_status {
     VL_OK = 0,
     VL_ERR_INVALID_ARGUMENT = 1, /* NULL where an array or object is needed, zero where a count must be positive */
     VL_ERR_INVALID_FLAGS = 2,    /* unknown flag bits or enum value */
-    VL_ERR_OUT_OF_MEMORY = 3,    /* the allocator hook returned NULL; nothing leaked, nothing changed */
+    VL_ERR_OUT_OF_MEMORY = 3,    /* the allocator hook returned NULL; nothing leaked, nothing observable changed
+                                  * (capacity grown before the failure may be kept: see above) */
     VL_ERR_INVALID_BOUNDS = 4,   /* NaN coordinate or min > max in a box */
     VL_ERR_INVALID_QUERY = 5,    /* some queries of a batch were invalid: they were answered as misses */
     VL_ERR_INVALID_HANDLE = 6,   /* unknown or removed handle */

@@ -6,9 +6,19 @@
  * since the previous commit, and vl_broadphase_pairs lists the overlapping pairs as of that commit.
  * Pairs are (lower handle, higher handle). Objects flagged VL_STATIC never pair with each other.
  *
- * Every call validates its whole input first: on any VL_ERR_* it changed nothing (out-of-memory
- * included). Infinite bounds are valid; NaN and min > max are not. Once its buffers have grown,
- * no call allocates. A broadphase is not thread-safe: one thread at a time. */
+ * Every call validates its whole input first: on any VL_ERR_* it changed nothing observable
+ * (out-of-memory included: objects, boxes, handles, the pairs and the next commit's lists are as
+ * before). A call that fails for memory may keep capacity it grew before the failure, on every
+ * kind (vl_bytes_in_use() is higher after it): the broadphase reuses it, so the call that then
+ * succeeds allocates no more, and vl_broadphase_destroy frees it; nothing leaks. Infinite bounds
+ * are valid; NaN and min > max are not. Once its buffers have grown, no call allocates.
+ * Boxes are compared exactly, wherever they lie: the pairs are those of the closed intervals of the
+ * floats given, on every kind, at any distance from the origin. The grid kinds map a coordinate to
+ * a cell by one monotone function (in double), so two boxes that touch, on a cell border or not,
+ * always share a cell. Both count cells from where the first commit's boxes lie, not from 0, so a
+ * world far from the origin costs what it costs near it (VL_BROADPHASE_GRID: 2^20 cells either
+ * side of a multiple of the cell side at the first live box; boxes past that share the end cells:
+ * still exact, slower). A broadphase is not thread-safe: one thread at a time. */
 #ifndef VOLLEY_BROADPHASE_H
 #define VOLLEY_BROADPHASE_H
 

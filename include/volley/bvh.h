@@ -24,7 +24,28 @@
  * normal times the distance overflows float or underflows, and the triangle is silently never hit
  * (or hit at a t of 0): legs of 1e18 seen from 512 (L^2 D about 2^129), legs under 2^-64 with
  * s = 1 (L^2 s under 2^-128). Scale such a scene into the range (metres to kilometres). Whatever
- * the range, a float direction cannot aim at a triangle more than about 2^20 L away. */
+ * the range, a float direction cannot aim at a triangle more than about 2^20 L away.
+ *
+ * Accuracy relative to the ray, anywhere in a large world: the node and primitive tests round only
+ * differences of coordinates (a bound or vertex minus the ray's origin), whose error is relative to
+ * the difference itself, never to the distance from the world's origin, and the node boxes' margin
+ * is 2^-16 of the scene's extent plus one float step (however far the scene lies, it costs what
+ * it costs at the origin). Against the exact intersection (in double) of the same float ray with
+ * the same float triangle: with s = |dir|, t the hit's distance in units of dir, L the triangle's
+ * longest edge and cos the cosine between dir and the triangle's normal, let
+ * tau = 2^-17 (s t + L) / cos (a length). A point of the ray that lies inside a triangle by more
+ * than tau from each edge, at a t inside [tmin, tmax] by more than tau / s, is always hit (closest,
+ * any, every path); one outside an edge by more than tau plus the barycentric tolerance, or outside
+ * [tmin, tmax] by more than tau / s, never is; a hit's t is within tau / s of its triangle's exact
+ * t; a closest hit is no later than any sure hit (plus the bands). Between the two, either answer
+ * may come. Box trees: entry t within 2^-20 of itself. This is checked at 0, +-2^10, +-2^13 and
+ * +-2^17 from the origin on soups, a terrain world, real meshes and box trees
+ * (tests/test_bvh_far.c: no answer needed more than 2^-21 in place of 2^-17). What remains is the
+ * input's own rounding: the triangles and rays are floats, spaced 2^-6 apart at 2^17 (2^-13 at
+ * 2^10): a mesh with detail finer than that (a 0.15-unit bunny has about 10 distinct positions per
+ * axis there) is answered exactly as the float mesh it became, not as the mesh it was in double,
+ * and a ray's direction computed as the difference of two far float points carries that spacing.
+ * Keep coordinates near the origin of a local frame when such detail matters. */
 #ifndef VOLLEY_BVH_H
 #define VOLLEY_BVH_H
 

@@ -80,14 +80,15 @@ static vl_status build_begin(vl_build* b, uint32_t n, const vl_bvh_desc* desc, v
 }
 
 /* A hit within the barycentric tolerance may lie a little outside a triangle's box: grow every
- * node box by a margin far above that, relative to the scene's size. */
+ * node box by a margin far above that, relative to the scene's extent. The node and triangle tests
+ * round differences of coordinates (bound - origin, vertex - origin), whose error is relative to
+ * the difference itself, so nothing here depends on how far the scene lies from the origin; the
+ * one float step that vl_bvh_grow_min / _max add on top keeps the margin where it would round
+ * away (2^-16 of a scene under 512 units wide at 2^17). */
 float vl_bvh_triangle_pad(const float lo[3], const float hi[3]) {
-    float extent = 0.0f, magnitude = 0.0f;
-    for (int a = 0; a < 3; a++) {
-        extent = fmaxf(extent, hi[a] - lo[a]);
-        magnitude = fmaxf(magnitude, fmaxf(fabsf(lo[a]), fabsf(hi[a])));
-    }
-    return extent * (16.0f * VL_BVH_TRIANGLE_EPSILON) + magnitude * 1e-6f + 1e-30f;
+    float extent = 0.0f;
+    for (int a = 0; a < 3; a++) extent = fmaxf(extent, hi[a] - lo[a]);
+    return extent * (16.0f * VL_BVH_TRIANGLE_EPSILON) + 1e-30f;
 }
 
 /* The SAH cost a refit's sah_growth is measured against. */
@@ -266,7 +267,7 @@ static void pass_triangle_corners(uint32_t start, uint32_t end, uint32_t worker,
 }
 
 /* The nodes grown by the margin into their final block (items: nodes; infinite where a clamped
- * bound reached FLT_MAX). */
+ * bound reached FLT_MAX; box trees, pad 0, keep their exact bounds). */
 static void pass_margin(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
     (void)worker;
     build_pass* p = arg;
@@ -277,8 +278,10 @@ static void pass_margin(uint32_t start, uint32_t end, uint32_t worker, void* arg
         for (uint32_t i = i0; i < i1; i++) {
             vl_bvh_node node = p->b->nodes[i];
             for (int a = 0; a < 3; a++) {
-                node.min[a] = node.min[a] <= -FLT_MAX ? -INFINITY : node.min[a] - pad;
-                node.max[a] = node.max[a] >= FLT_MAX ? INFINITY : node.max[a] + pad;
+                if (node.min[a] <= -FLT_MAX) node.min[a] = -INFINITY;
+                else if (pad > 0.0f) node.min[a] = vl_bvh_grow_min(node.min[a], pad);
+                if (node.max[a] >= FLT_MAX) node.max[a] = INFINITY;
+                else if (pad > 0.0f) node.max[a] = vl_bvh_grow_max(node.max[a], pad);
             }
             p->nodes[i] = node;
         }

@@ -2,6 +2,7 @@
 #ifndef VL_BVH_INTERNAL_H
 #define VL_BVH_INTERNAL_H
 
+#include <math.h>
 #include <string.h>
 
 #include <volley/bvh.h>
@@ -123,8 +124,15 @@ struct vl_bvh {
     double build_sah;      /* vl_bvh_stats.sah_cost right after the build (sah_growth) */
 };
 
-/* The binned-SAH margin of node boxes over triangles whose vertices span [lo, hi] (build, refit). */
+/* The margin of node boxes over triangles whose vertices span [lo, hi] (build, refit): relative
+ * to the scene's extent, not to its distance from the origin. */
 float vl_bvh_triangle_pad(const float lo[3], const float hi[3]);
+
+/* A triangle tree's node bound grown by the margin: pad outward, then one float step more, so that
+ * the growth survives rounding however far from the origin the bound lies (where pad may be under
+ * half a float step of the bound). */
+static inline float vl_bvh_grow_min(float x, float pad) { return nextafterf(x - pad, -INFINITY); }
+static inline float vl_bvh_grow_max(float x, float pad) { return nextafterf(x + pad, INFINITY); }
 
 /* The rows of the leaf whose triangles start at slot `first`. */
 static inline float* vl_bvh_leaf_rows(const vl_bvh* bvh, uint32_t first) {

@@ -114,7 +114,10 @@ static void refit_node(vl_bvh* bvh, vl_bvh_node* node, const float* xyz, const v
 
 void vl_bvh_refit_pad_range(vl_bvh* bvh, uint32_t first, uint32_t end, float pad) {
     for (uint32_t ni = first; ni < end; ni++)
-        for (int a = 0; a < 3; a++) bvh->nodes[ni].min[a] -= pad, bvh->nodes[ni].max[a] += pad;
+        for (int a = 0; a < 3; a++) {
+            bvh->nodes[ni].min[a] = vl_bvh_grow_min(bvh->nodes[ni].min[a], pad);
+            bvh->nodes[ni].max[a] = vl_bvh_grow_max(bvh->nodes[ni].max[a], pad);
+        }
 }
 
 int vl_bvh_refit_coords_ok(const float* xyz, size_t first, size_t end) {

@@ -85,7 +85,10 @@ static int cmp_float(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-/* Cell side: the desc's, else the 99th percentile of the largest finite extent of (sampled) boxes. */
+/* Cell side: the desc's, else the 99th percentile of the largest finite extent of (sampled) boxes.
+ * Origin, per axis: the multiple of the side at or below the centre of the first live box whose
+ * centre is finite there (else 0), so that the 2^20 cells on each side of it lie around the boxes
+ * however far from 0 they are. */
 static void grid_choose_size(vl_grid* g, const vl_broadphase* bp) {
     const vl_bp_objects* o = &bp->objects;
     double side = bp->desc.cell_size;
@@ -106,6 +109,17 @@ static void grid_choose_size(vl_grid* g, const vl_broadphase* bp) {
         if (!(side > 1e-20)) side = 1;
     }
     g->inv = 1.0 / side;
+    uint32_t placed = 0; /* axes whose origin is set */
+    for (int a = 0; a < 3; a++) g->origin[a] = 0.0;
+    for (uint32_t h = 0; h < o->slot_count && placed != 7u; h++) {
+        if (!(o->flags[h] & VL_OBJ_ALIVE)) continue;
+        for (int a = 0; a < 3; a++) {
+            double cell = floor(0.5 * ((double)o->boxes[h].min[a] + (double)o->boxes[h].max[a]) * g->inv);
+            if ((placed >> a & 1u) || !(fabs(cell) < 0x1p52)) continue; /* NaN and infinities too */
+            g->origin[a] = cell * side;
+            placed |= 1u << a;
+        }
+    }
     g->ready = 1;
 }
 

@@ -36,7 +36,8 @@ typedef struct vl_grid_cell {
 typedef struct vl_grid {
     vl_pair_manager pm;
     int ready;
-    double inv; /* 1 / cell side */
+    double inv;       /* 1 / cell side */
+    double origin[3]; /* the corner of cell 0 on each axis (the layout's), so that cells count from the boxes */
     /* hash: packed coordinates -> cell index */
     uint64_t* keys;
     uint32_t* vals;
@@ -56,9 +57,9 @@ typedef struct vl_grid {
     vl_pair_buffer found;
 } vl_grid;
 
-/* Biased cell coordinate of x (monotone in x, clamped). */
-static inline uint32_t vl_grid_coord(const vl_grid* g, float x) {
-    double t = (double)x * g->inv;
+/* Biased cell coordinate of x on axis a (monotone in x, clamped). */
+static inline uint32_t vl_grid_coord(const vl_grid* g, int a, float x) {
+    double t = ((double)x - g->origin[a]) * g->inv;
     if (!(t >= -(double)VL_GRID_BIAS)) return 0;
     if (t >= (double)VL_GRID_BIAS) return 2u * VL_GRID_BIAS - 1;
     return (uint32_t)((int64_t)floor(t) + VL_GRID_BIAS);
@@ -75,8 +76,8 @@ uint32_t vl_grid_find(const vl_grid* g, uint64_t key);
 static inline int vl_grid_footprint(const vl_grid* g, const vl_aabb* b, uint32_t co[6]) {
     int fits = 1;
     for (int a = 0; a < 3; a++) {
-        co[a] = vl_grid_coord(g, b->min[a]);
-        co[a + 3] = vl_grid_coord(g, b->max[a]);
+        co[a] = vl_grid_coord(g, a, b->min[a]);
+        co[a + 3] = vl_grid_coord(g, a, b->max[a]);
         fits &= co[a + 3] - co[a] < VL_GRID_MAX_SPAN && b->min[a] != -INFINITY && b->max[a] != INFINITY;
     }
     return fits;
