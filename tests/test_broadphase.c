@@ -683,14 +683,11 @@ static void snapshot_take(const vl_broadphase* bp, const uint32_t* handles, uint
     for (uint32_t i = 0; i < n; i++) vl_broadphase_get_box(bp, handles[i], &s->box[i]);
 }
 
-/* with_pairs 0: the pairs listing is not compared (VL_BROADPHASE_SAP lists its working set of
- * pairs, not those of the last commit, once boxes changed since the commit). */
-static int snapshot_same(const vl_broadphase* bp, const uint32_t* handles, uint32_t n, const bp_snapshot* s,
-                         int with_pairs) {
+static int snapshot_same(const vl_broadphase* bp, const uint32_t* handles, uint32_t n, const bp_snapshot* s) {
     uint32_t pairs = 0;
     vl_pair* p = sorted_pairs(bp, &pairs);
     int same = vl_broadphase_validate(bp) == VL_OK && vl_broadphase_count(bp) == s->count &&
-               (!with_pairs || pair_list_equal(p, pairs, s->pair, s->pairs));
+               pair_list_equal(p, pairs, s->pair, s->pairs);
     free(p);
     for (uint32_t i = 0; i < n && same; i++) {
         vl_aabb b;
@@ -700,6 +697,53 @@ static int snapshot_same(const vl_broadphase* bp, const uint32_t* handles, uint3
 }
 
 static void snapshot_free(bp_snapshot* s) { free(s->pair), free(s->box); }
+
+/* vl_broadphase_pairs lists the last commit's pairs, whatever changed since (adds, moves, flips,
+ * removals), on every kind: none before the first commit, then each commit's until the next. */
+static void test_pairs_between_commits(void) {
+    enum { N = 300 };
+    for (int kind = 0; kind < KIND_COUNT; kind++) {
+        vl_broadphase_desc desc = kind_desc(kind);
+        vl_broadphase* bp = NULL;
+        CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "%s: create", kind_names[kind]);
+        if (!bp) continue;
+        test_rng rng = {900 + (uint64_t)kind};
+        vl_aabb boxes[N];
+        uint32_t handles[N], n;
+        for (uint32_t i = 0; i < N; i++)
+            for (int a = 0; a < 3; a++) {
+                float c = test_float(&rng, 0, 40), h = test_float(&rng, 0.5f, 3);
+                boxes[i].min[a] = c - h, boxes[i].max[a] = c + h;
+            }
+        CHECK(vl_broadphase_add(bp, handles, boxes, N / 2, 0) == VL_OK, "%s: add", kind_names[kind]);
+        vl_pair* p = sorted_pairs(bp, &n);
+        CHECK(n == 0, "%s: %u pairs before the first commit", kind_names[kind], n);
+        free(p);
+        vl_pair_buffer c = {0}, d = {0};
+        for (int frame = 0; frame < 4; frame++) {
+            CHECK(vl_broadphase_commit(bp, &c, &d) == VL_OK, "%s: commit", kind_names[kind]);
+            uint32_t committed;
+            vl_pair* want = sorted_pairs(bp, &committed);
+            for (int step = 0; step < 4; step++) {
+                if (step == 0) vl_broadphase_add(bp, handles + N / 2 + 30 * (uint32_t)frame, boxes + N / 2, 30, 0);
+                if (step == 1) {
+                    for (uint32_t i = 0; i < 40; i++)
+                        for (int a = 0; a < 3; a++) boxes[i].min[a] += 1.5f, boxes[i].max[a] += 1.5f;
+                    vl_broadphase_update(bp, handles, boxes, 40);
+                }
+                if (step == 2) vl_broadphase_set_static(bp, handles + 40, 20, frame & 1);
+                if (step == 3) vl_broadphase_remove(bp, handles + N / 2 + 30 * (uint32_t)frame, 10);
+                vl_pair* now = sorted_pairs(bp, &n);
+                CHECK(pair_list_equal(now, n, want, committed), "%s frame %d step %d: %u pairs listed, %u committed",
+                      kind_names[kind], frame, step, n, committed);
+                free(now);
+            }
+            free(want);
+        }
+        vl_pair_buffer_free(&c), vl_pair_buffer_free(&d);
+        vl_broadphase_destroy(bp);
+    }
+}
 
 /* One operation of test_failed_calls_keep_capacity on bp: 0 add (handles written from out_at),
  * 1 update (teleports), 2 set_static, 3 commit with fresh buffers. */
@@ -764,7 +808,7 @@ static void test_failed_calls_keep_capacity(void) {
                       vl_status_string(s));
                 if (s != VL_ERR_OUT_OF_MEMORY) break;
                 failures++;
-                CHECK(snapshot_same(bp, handles, n, &snap, kinds[kind] != VL_BROADPHASE_SAP), "%s: op %d budget %ld: the failed call changed the state",
+                CHECK(snapshot_same(bp, handles, n, &snap), "%s: op %d budget %ld: the failed call changed the state",
                       kind_names[kind], op, b);
                 size_t kept = vl_bytes_in_use() > held ? vl_bytes_in_use() - held : 0;
                 most_kept = kept > most_kept ? kept : most_kept;
@@ -777,7 +821,7 @@ static void test_failed_calls_keep_capacity(void) {
                 CHECK(again == VL_ERR_OUT_OF_MEMORY && vl_bytes_in_use() <= now,
                       "%s: op %d: a call that allocated nothing kept %zu bytes more", kind_names[kind], op,
                       vl_bytes_in_use() - now);
-                CHECK(snapshot_same(bp, handles, n, &snap, kinds[kind] != VL_BROADPHASE_SAP), "%s: op %d: the second failed call changed the state",
+                CHECK(snapshot_same(bp, handles, n, &snap), "%s: op %d: the second failed call changed the state",
                       kind_names[kind], op);
             }
             snapshot_free(&snap);
@@ -873,6 +917,7 @@ int main(void) {
     test_pair_user_data();
     test_failing_allocator();
     test_failed_calls_keep_capacity();
+    test_pairs_between_commits();
     test_no_frame_allocation();
     test_mover_mix(0);
     test_persistent_movers(0);

@@ -194,5 +194,5 @@ static void** sap_pair_user(const vl_broadphase* bp, uint32_t a, uint32_t b) {
 
 const vl_broadphase_ops vl_sap_ops = {
     sap_create, sap_destroy, vl_sap_add, sap_update, vl_sap_remove,
-    sap_commit, sap_pairs, sap_pair_user, vl_sap_validate, NULL, vl_sap_set_static,
+    sap_commit, sap_pairs, sap_pair_user, vl_sap_validate, NULL, vl_sap_set_static, 1,
 };
