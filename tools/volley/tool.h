@@ -34,8 +34,11 @@ typedef struct tool_scene {
 
 /* The procedural world of the bench (tests/scenes.h), full size or small (quick). 0 on success. */
 int tool_scene_world(int quick, tool_scene* out);
-/* The Stanford bunny from the data folder ($VOLLEY_DATA_DIR, else the build's). 0 on success;
- * prints why not otherwise. */
+/* The folder of meshes, found at run time: $VOLLEY_DATA_DIR when set, else, from the program's
+ * folder upwards, share/volley/data, data/ or ../shared/data, the first holding bunny00.off.
+ * 1 when found; else 0, with `out` saying where it looked. */
+int tool_data_dir(char* out, size_t size, int* from_env);
+/* The Stanford bunny from the data folder (tool_data_dir). 0 on success; prints why not otherwise. */
 int tool_scene_bunny(tool_scene* out);
 /* A mesh file in any format assimp reads (OBJ, PLY, STL, glTF, OFF...). 0 on success; otherwise
  * prints one line saying whether the file is missing, unreadable, corrupt or empty. */
