@@ -63,6 +63,15 @@ int tool_has_ticks(void);
 /* CPU features the machine has that the SIMD backends use, as "a b c". */
 const char* tool_cpu_features(void);
 
+/* The machine and the run, for figures that can be compared: the CPU's model name, the cores
+ * online, the 1-minute load average (-1 when unknown), the time now as ISO 8601 UTC, and the
+ * build type of this tool (Release, Debug...). */
+const char* tool_cpu_model(void);
+unsigned tool_cores(void);
+double tool_load_average(void);
+const char* tool_utc_now(void);
+const char* tool_build_type(void);
+
 /* A progress line on stderr, only when stderr is a terminal and the work has run over a second. */
 typedef struct tool_progress {
     double start, last;

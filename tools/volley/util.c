@@ -120,3 +120,57 @@ void tool_json_string(FILE* f, const char* s) {
     }
     fputc('"', f);
 }
+
+const char* tool_cpu_model(void) {
+    static char model[160];
+    if (model[0]) return model;
+    snprintf(model, sizeof model, "unknown");
+    FILE* f = fopen("/proc/cpuinfo", "r");
+    if (!f) return model;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        /* x86: "model name"; ARM: "Model" or, failing that, "CPU part" */
+        if (!strncmp(line, "model name", 10) || !strncmp(line, "Model", 5) || !strncmp(line, "CPU part", 8)) {
+            const char* v = strchr(line, ':');
+            if (!v) continue;
+            for (v++; *v == ' ' || *v == '\t'; v++) {}
+            snprintf(model, sizeof model, "%s", v);
+            model[strcspn(model, "\n")] = '\0';
+            if (strncmp(line, "CPU part", 8)) break;
+        }
+    }
+    fclose(f);
+    return model;
+}
+
+unsigned tool_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
+double tool_load_average(void) {
+    double load = -1;
+    FILE* f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
+const char* tool_utc_now(void) {
+    static char buf[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+const char* tool_build_type(void) {
+#ifdef VOLLEY_TOOL_BUILD_TYPE
+    return VOLLEY_TOOL_BUILD_TYPE[0] ? VOLLEY_TOOL_BUILD_TYPE : "unspecified";
+#else
+    return "unspecified";
+#endif
+}
