@@ -180,7 +180,10 @@ run_install() {
       if ! "$prefix/bin/volley" --version >>"$log" 2>&1; then
         echo "install ($kind, volley tool): FAILED"; ok=0; continue
       fi
-      echo "install ($kind, volley tool): ok"; checks=$((checks + 1))
+      if command -v ldd >/dev/null && ldd "$prefix/bin/volley" | grep -Eq 'embree|Bullet|LinearMath'; then
+        echo "install ($kind, volley tool): FAILED: the installed tool links a bench peer (Embree or Bullet)"; ok=0; continue
+      fi
+      echo "install ($kind, volley tool): ok, needs no Embree or Bullet"; checks=$((checks + 1))
     else
       echo "install ($kind, volley tool): not built (libpng or assimp missing), skipped"
     fi

@@ -513,6 +513,16 @@ static void test_render(void) {
     } else {
         printf("test_tool: bunny00.off not found in VOLLEY_DATA_DIR, bunny render skipped\n");
     }
+    /* a data folder without the bunny: a message naming the folder and the way to fetch the meshes */
+    char saved[4096];
+    snprintf(saved, sizeof saved, "%s", data ? data : "");
+    mkdir(path_in("empty-data"), 0777);
+    setenv("VOLLEY_DATA_DIR", path_in("empty-data"), 1);
+    rc = run("render", "--scene", "bunny", "-o", path_in("none.png"), NULL);
+    CHECK(rc == 1 && strstr(g_err, "empty-data") && strstr(g_err, "fetch-data.sh"),
+          "render --scene bunny without the bunny: exit %d: %.300s", rc, g_err);
+    if (data) setenv("VOLLEY_DATA_DIR", saved, 1);
+    else unsetenv("VOLLEY_DATA_DIR");
 }
 
 /* Every row of the bench's "queries" array: both shapes of overlaps and sweeps on both paths,
@@ -552,7 +562,8 @@ static void test_bench_profile(void) {
                                                "broadphase", "scene", "triangles", "rays", "query", "path", "batch",
                                                "count", "mrays_per_s", "hit_percent", "boxes", "moving_percent",
                                                "kind", "us_per_frame", "pairs", "queries", "shape",
-                                               "mqueries_per_s", "pairs_per_query", NULL};
+                                               "mqueries_per_s", "pairs_per_query", "build_type", "cpu", "cores",
+                                               "date", "load_average", "noise", "peers", NULL};
     int rc = run("bench", "--quick", "--scene", "world", "--json", path_in("bench.json"), NULL);
     CHECK(rc == 0, "bench world: exit %d: %.300s", rc, g_err);
     CHECK(strstr(g_out, "volley batch") && strstr(g_out, "volley_single") && strstr(g_out, "sap") &&
@@ -564,8 +575,19 @@ static void test_bench_profile(void) {
     CHECK(strstr(buf, "\"path\": \"volley_batch\"") && strstr(buf, "\"path\": \"volley_single\"") &&
               strstr(buf, "\"kind\": \"sap\"") && strstr(buf, "\"kind\": \"box_pruning\""),
           "bench world: JSON lacks a path or a kind");
+    CHECK(strstr(buf, "\"scene\": \"1,024 boxes, 10% moving (quick)\"") &&
+              strstr(buf, "\"scene\": \"flat world, 2,048 boxes, 10% moving (quick)\"") &&
+              strstr(buf, "\"build_type\": \"") && strstr(buf, "\"date\": \"20"),
+          "bench world: JSON lacks the named broadphase scenes, the build type or the date");
     check_query_rows(buf, "bench world");
     CHECK(strstr(g_out, "overlap") && strstr(g_out, "sweep"), "bench world: table lacks query rows: %.400s", g_out);
+    /* one table at a time; the README's broadphase scenes by their names at full size */
+    rc = run("bench", "--only", "broadphase", "--repeat", "1", NULL);
+    CHECK(rc == 0 && strstr(g_out, "8,192 boxes, 10% moving") && strstr(g_out, "8,192 boxes, all moving") &&
+              strstr(g_out, "flat world, 16,384 boxes, 10% moving") && !strstr(g_out, "Mrays/s"),
+          "bench --only broadphase: exit %d: %.400s", rc, g_out);
+    rc = run("bench", "--only", "everything", NULL);
+    expect_usage_error("bench --only everything", rc);
     static const char* const formats[3] = {"obj", "ply", "stl"};
     for (int i = 0; i < 3; i++) {
         char mesh[64];

@@ -482,8 +482,9 @@ static void print_table(const bench_out* out, const bench_machine* mc) {
     for (uint32_t i = 0; i < out->build_rows; i++)
         printf("build: %-12s %-7s %9u triangles %9.1f ms\n", out->builds[i].scene, out->builds[i].peer,
                out->builds[i].triangles, out->builds[i].ms);
-    printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s", "vs single",
-           "vs Embree", "hits");
+    if (out->ray_rows)
+        printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s",
+               "vs single", "vs Embree", "hits");
     for (uint32_t i = 0; i < out->ray_rows; i++) {
         const ray_row* r = &out->rays[i];
         const ray_row* single = find_row(out, r, "volley_single");
