@@ -248,12 +248,18 @@ static FILE* open_output(const char* path, int* rc) {
         *rc = TOOL_EXIT_USAGE;
         return NULL;
     }
+#ifdef VOLLEY_TOOL_PROFILE_ONLY
+    fprintf(stderr, "volley render: cannot write '%s': this volley was built without libpng\n", path);
+    *rc = TOOL_EXIT_FAIL;
+    return NULL;
+#else
     FILE* f = fopen(path, "wb");
     if (!f) {
         fprintf(stderr, "volley render: cannot write '%s': %s\n", path, strerror(errno));
         *rc = TOOL_EXIT_FAIL;
     }
     return f;
+#endif
 }
 
 int tool_render(int argc, char** argv) {
