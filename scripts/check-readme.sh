@@ -39,7 +39,8 @@ awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on' README.md >"$work/readme.s
 : >"$work/run.sh"
 while IFS= read -r line; do
   if [[ $line =~ $skip ]]; then
-    echo "readme: left to its own check: ${line%%#*}"
+    cmd=${line%%#*}
+    echo "readme: left to its own check: ${cmd%"${cmd##*[![:space:]]}"}"
   else
     printf '%s\n' "$line" >>"$work/run.sh"
   fi
