@@ -610,7 +610,11 @@ static void test_bench_profile(void) {
           "profile: JSON lacks width 8, the single-ray path or batches of 1024");
     rc = run("bench", "--quick", "--scene", "world", "--json", path_in("no-such-dir/b.json"), "--no-peers",
              "--rays", "random", NULL);
-    CHECK(rc == 1 && strstr(g_err, "cannot write"), "bench, unwritable JSON: exit %d: %.200s", rc, g_err);
+    CHECK(rc == 1 && strstr(g_err, "cannot write") && !strstr(g_out, "Mrays/s"),
+          "bench, unwritable JSON: exit %d (wanted 1, before the work): %.200s", rc, g_err);
+    rc = run("profile", "--quick", "--json", path_in("no-such-dir/p.json"), NULL);
+    CHECK(rc == 1 && strstr(g_err, "cannot write") && !strstr(g_out, "kernel"),
+          "profile, unwritable JSON: exit %d (wanted 1, before the work): %.200s", rc, g_err);
 }
 
 int main(int argc, char** argv) {

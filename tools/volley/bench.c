@@ -650,6 +650,7 @@ int tool_bench(int argc, char** argv) {
         fprintf(stderr, "volley bench: --scene wants world, bunny or all, got '%s'\n", scene_name);
         return TOOL_EXIT_USAGE;
     }
+    if (json && !tool_writable("bench", json)) return TOOL_EXIT_FAIL;
     if (!o.count) o.count = o.quick ? 8192 : 262144;
     if (!o.repeat) o.repeat = o.quick ? 1 : 3;
     const char* mesh_path = optind < argc ? argv[optind] : NULL;

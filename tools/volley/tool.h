@@ -82,6 +82,11 @@ void tool_progress_start(tool_progress* p, const char* label);
 void tool_progress_update(tool_progress* p, double fraction);
 void tool_progress_done(tool_progress* p);
 
+/* Whether `path` can be written (an existing file, or a new one in a folder that exists and is
+ * writable); says why not, as "volley CMD: cannot write ...", when it cannot. Called before the
+ * work, so that a wrong output name fails at once. */
+int tool_writable(const char* cmd, const char* path);
+
 /* Writes s as a JSON string (quoted, escaped). */
 void tool_json_string(FILE* f, const char* s);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -173,4 +174,30 @@ const char* tool_build_type(void) {
 #else
     return "unspecified";
 #endif
+}
+
+int tool_writable(const char* cmd, const char* path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "volley %s: cannot write '%s': it is a directory\n", cmd, path);
+            return 0;
+        }
+        if (access(path, W_OK) != 0) {
+            fprintf(stderr, "volley %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char* slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "volley %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+        return 0;
+    }
+    return 1;
 }
