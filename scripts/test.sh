@@ -49,6 +49,20 @@ summary_lines=()
 # minutes and seconds: 75 -> 1m15s
 mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
+# cmake --build DIR into LOG, with a line of how far it got every 30 s: build_with_progress DIR LOG
+build_with_progress() {
+  cmake --build "$1" -j"$jobs" >>"$2" 2>&1 &
+  local pid=$! t=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    t=$((t + 1))
+    if ((t % 30 == 0)); then
+      echo "  building: $(grep -oE '^\[ *[0-9]+%\]' "$2" | tail -n 1) after $(mmss $t)"
+    fi
+  done
+  wait "$pid"
+}
+
 # Each flavour's line of the closing summary: flavour_done NAME START PASSED FAILED [NOTE]
 flavour_done() {
   local t=$((SECONDS - $2))
@@ -94,9 +108,9 @@ run_flavour() {
   shift 2
   scale=$(awk -v a="$scale" -v b="$user_scale" 'BEGIN { printf "%g", a * b }')
   local dir="build/ci-$name"
-  printf '=== %s: configure and build (log: %s.log) ... ' "$name" "$dir"
-  if ! cmake -S . -B "$dir" -DVOLLEY_WERROR=ON "$@" >"$dir.log" 2>&1 || ! cmake --build "$dir" -j"$jobs" >>"$dir.log" 2>&1; then
-    echo "FAILED"
+  echo "=== $name: configure and build (log: $dir.log)"
+  if ! cmake -S . -B "$dir" -DVOLLEY_WERROR=ON "$@" >"$dir.log" 2>&1 || ! build_with_progress "$dir" "$dir.log"; then
+    echo "  FAILED"
     tail -n 60 "$dir.log"
     echo "=== $name: BUILD FAILED"
     total_failed=$((total_failed + 1))
@@ -104,7 +118,7 @@ run_flavour() {
     flavour_done "$name" "$start" 0 1 "build failed"
     return
   fi
-  echo "$(mmss $((SECONDS - start)))"
+  echo "  built in $(mmss $((SECONDS - start)))"
   echo "=== $name: tests (VOLLEY_TEST_SCALE=$scale), each as it finishes"
   (cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest -V --output-on-failure -j"$jobs" 2>&1) | tee "$dir/ctest.log" | ctest_progress
   local rc=${PIPESTATUS[0]}
