@@ -367,7 +367,9 @@ int tool_render(int argc, char** argv) {
     vec3 extent = v3(m->hi[0] - m->lo[0], m->hi[1] - m->lo[1], m->hi[2] - m->lo[2]);
     float diag = sqrtf(dot(extent, extent));
     float ao_radius = s.is_world ? 6.0f : 0.08f * diag;
-    float fog_distance = s.is_world ? 0.35f * diag : 1e30f;
+    /* fog only for the view along the world's ground, where the far hills fade into the sky */
+    int ground_view = s.is_world && view.azimuth < -1e29f && !view.has_eye;
+    float fog_distance = ground_view ? 0.35f * diag : 1e30f;
     vec3 up_axis, right_axis, front_axis;
     view_basis(&view, &up_axis, &right_axis, &front_axis);
     vec3 light = norm(add(add(scale(right_axis, 0.5f), scale(up_axis, 0.8f)), scale(front_axis, 0.35f)));
