@@ -377,22 +377,24 @@ static int bp_scene_make(uint32_t n, int moving_percent, int flat, bp_scene* s) 
     return 1;
 }
 
-/* One kind on one scene: a warm-up pass of BP_FRAMES frames, then `passes` more; the median frame
- * (update + commit with created/deleted lists) of all, and the spread of the passes' medians. */
-static int bp_scene_run(const bp_scene* s, vl_broadphase_kind kind, uint32_t passes, double* us, uint32_t* pairs) {
+/* One kind on one scene: a warm-up pass of `frames` frames (BP_FRAMES, or fewer for a quick
+ * look), then `passes` more; the median frame (update + commit with created/deleted lists) of
+ * all, and the spread of the passes' medians. */
+static int bp_scene_run(const bp_scene* s, vl_broadphase_kind kind, uint32_t passes, uint32_t frames, double* us,
+                        uint32_t* pairs) {
     vl_broadphase_desc desc = vl_broadphase_default_desc();
     desc.kind = kind;
     vl_broadphase* bp = NULL;
     vl_pair_buffer created = {0}, deleted = {0};
     uint32_t* handles = malloc(sizeof(uint32_t) * s->count);
     uint32_t* moving = malloc(sizeof(uint32_t) * (s->moving ? s->moving : 1));
-    double* spent = malloc(sizeof(double) * BP_FRAMES * (passes + 1));
+    double* spent = malloc(sizeof(double) * frames * (passes + 1));
     vl_status st = handles && moving && spent ? vl_broadphase_create(&desc, &bp) : VL_ERR_OUT_OF_MEMORY;
     if (st == VL_OK) st = vl_broadphase_add(bp, handles, s->boxes, s->count, 0);
     if (st == VL_OK) st = vl_broadphase_commit(bp, NULL, NULL);
     for (uint32_t k = 0; k < s->moving && st == VL_OK; k++) moving[k] = handles[s->movers[k]];
-    for (uint32_t i = 0; i < BP_FRAMES * (passes + 1) && st == VL_OK; i++) {
-        const vl_aabb* boxes = s->path + (size_t)(i % BP_FRAMES) * s->moving;
+    for (uint32_t i = 0; i < frames * (passes + 1) && st == VL_OK; i++) {
+        const vl_aabb* boxes = s->path + (size_t)(i % frames) * s->moving;
         double t0 = tool_now();
         st = vl_broadphase_update(bp, moving, boxes, s->moving);
         created.count = deleted.count = 0;
@@ -402,13 +404,13 @@ static int bp_scene_run(const bp_scene* s, vl_broadphase_kind kind, uint32_t pas
     if (st == VL_OK) {
         double lo = 1e30, hi = 0;
         for (uint32_t p = 1; p <= passes; p++) {
-            qsort(spent + (size_t)p * BP_FRAMES, BP_FRAMES, sizeof *spent, compare_doubles);
-            double m = spent[(size_t)p * BP_FRAMES + BP_FRAMES / 2];
+            qsort(spent + (size_t)p * frames, frames, sizeof *spent, compare_doubles);
+            double m = spent[(size_t)p * frames + frames / 2];
             lo = m < lo ? m : lo, hi = m > hi ? m : hi;
         }
         if (passes > 1) note_spread(lo, hi);
-        qsort(spent + BP_FRAMES, (size_t)BP_FRAMES * passes, sizeof *spent, compare_doubles);
-        *us = 1e6 * spent[BP_FRAMES + (size_t)BP_FRAMES * passes / 2];
+        qsort(spent + frames, (size_t)frames * passes, sizeof *spent, compare_doubles);
+        *us = 1e6 * spent[frames + (size_t)frames * passes / 2];
         vl_broadphase_pairs(bp, pairs);
     } else {
         fprintf(stderr, "volley bench: broadphase run failed: %s\n", vl_status_string(st));
@@ -442,7 +444,8 @@ static int bench_broadphase(const bench_opts* o, bench_out* out, tool_progress* 
             r->scene = o->quick ? scenes[sc].quick_name : scenes[sc].name;
             r->boxes = n, r->moving_percent = scenes[sc].moving_percent;
             r->kind = tool_broadphase_kinds[k].name;
-            if (bp_scene_run(&s, tool_broadphase_kinds[k].kind, o->quick ? 1 : o->repeat, &r->us_per_frame, &r->pairs)) {
+            if (bp_scene_run(&s, tool_broadphase_kinds[k].kind, o->quick ? 1 : o->repeat, o->quick ? 16 : BP_FRAMES,
+                             &r->us_per_frame, &r->pairs)) {
                 bp_scene_free(&s);
                 return 1;
             }
