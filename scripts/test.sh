@@ -18,8 +18,8 @@
 # A line as each test program finishes (its time and its "N passed, M failed"), every "skipped"
 # line, the failures' output; at the end each flavour's count and time, then the total.
 # VOLLEY_TEST_SCALE multiplies every flavour's case sizes (e.g. 0.2 for a quick pass);
-# VOLLEY_TEST_HEAVY_SCALE (0.5; asan and aarch64 0.3) is the share of the longest brute-force programs outside
-# native and tsan.
+# VOLLEY_TEST_HEAVY_SCALE (0.3; asan and aarch64 0.2, tsan 0.5) is the share of the longest
+# brute-force programs outside native, which runs them at full size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -250,21 +250,22 @@ run_profile() {
   fi
 }
 
-# The longest brute-force programs (tests/CMakeLists.txt) run at this share of their flavour's
-# scale in every flavour but native (which runs them at full size) and tsan (already at 0.1):
-# what keeps the whole suite within about 30 minutes on 2 cores.
-heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.5}"
-# asan (unoptimised) and aarch64 (under qemu) the slowest: 0.3 there. Measured on the 2-core
-# machine under other work (load 4-6): asan at 0.3 x 1 took 19m13s (test_bvh_overlap 810 s),
-# aarch64 at 0.3 x 0.5 12m42s (test_bvh 335 s, test_parallel 329 s, test_bvh_overlap 221 s).
-heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
+# The longest brute-force programs (tests/CMakeLists.txt) run at a share of their flavour's scale
+# in every flavour but native, which runs them at full size: what keeps the whole suite near 30
+# minutes on 2 cores. Measured on the 2-core machine beside other work (load 4-7): asan at
+# 0.3 x 1 took 19m13s (test_bvh_overlap 810 s), at 0.3 x 0.3 test_bvh_overlap still 569 s;
+# aarch64 at 0.3 x 0.5 12m42s (test_bvh 335 s, test_parallel 329 s); sse41 at 1 x 0.5 4m08s
+# (test_broadphase 132 s); tsan at 0.1 x 1: test_broadphase 304 s.
+heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
+heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
+heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.5}" # tsan, already at 0.1
 mkdir -p build
 for f in "${flavours[@]}"; do
   case "$f" in
     native)   run_flavour native 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_TEST_HEAVY_SCALE=1 ;;
     sse41)    run_flavour sse41 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
     asan)     run_flavour asan 0.3 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF $heavy_slow ;;
-    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_TEST_HEAVY_SCALE=1 ;;
+    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF $heavy_tsan ;;
     portable) run_flavour portable 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
     aarch64)  run_flavour aarch64 0.3 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
                 -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF $heavy_slow ;;
