@@ -256,7 +256,10 @@ run_profile() {
 # 0.3 x 1 took 19m13s (test_bvh_overlap 810 s), at 0.3 x 0.3 test_bvh_overlap still 569 s;
 # aarch64 at 0.3 x 0.5 12m42s (test_bvh 335 s, test_parallel 329 s); sse41 at 1 x 0.5 4m08s
 # (test_broadphase 132 s); tsan at 0.1 x 1: test_bvh_overlap 678 s, test_bvh 560 s,
-# test_broadphase 304 s; asan at 0.3 x 0.3 15m31s beside the tsan run.
+# test_broadphase 304 s; asan at 0.3 x 0.3 15m31s beside the tsan run. With these shares on the
+# same machine nearly idle (load 0.2-4), build folders present: native 2m08s, sse41 0m28s,
+# asan 3m21s, tsan 9m40s (load 3-4), portable 1m12s with its build, aarch64 3m29s, fuzz 0m55s +
+# libFuzzer 1m48s, install 0m35s; about 24 minutes, 30 with the builds.
 heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
 heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
 heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}" # tsan, already at 0.1
