@@ -6,6 +6,10 @@
 int main(int argc, char** argv) {
     benchmark::AddCustomContext("volley", vl_version_string());
     benchmark::AddCustomContext("volley_simd", vl_simd_backend());
+    // Debian's libbenchmark is built without NDEBUG and says "Library was built as DEBUG" about
+    // itself: the context names volley's own build type beside it.
+    benchmark::AddCustomContext("volley_build_type", VOLLEY_BENCH_BUILD_TYPE);
+    benchmark::AddCustomContext("note", "'Library was built as DEBUG' is about Google Benchmark's Debian build, not volley");
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();

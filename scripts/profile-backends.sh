@@ -61,8 +61,11 @@ build_one() { # build_one BACKEND DIR CMAKE_ARGS...
   echo "backend $backend: building in $dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD="$backend" -DVOLLEY_BUILD_TESTS=OFF \
     -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF "$@" >"$dir.log" 2>&1 &&
-    cmake --build "$dir" --target volley_tool -j"$jobs" >>"$dir.log" 2>&1
+    cmake --build "$dir" --target volley_tool -j"$jobs" >>"$dir.log" 2>&1 &&
+    { [[ ! -d $dir/tools/CMakeFiles/volley_peers.dir ]] || cmake --build "$dir" --target volley_peers -j"$jobs" >>"$dir.log" 2>&1; }
 }
+# the tool of a build: volley-peers (with Embree's loop beside volley's) when it was built
+tool_of() { if [[ -x $1/tools/volley-peers ]]; then echo "$1/tools/volley-peers"; else echo "$1/tools/volley"; fi; }
 
 ran=()
 for b in "${backends[@]}"; do
@@ -77,7 +80,7 @@ for b in "${backends[@]}"; do
     echo "backend $b: the volley tool was not built (see $dir.log)" >&2
     exit 1
   fi
-  "$dir/tools/volley" profile "${quick[@]}" --json "$out/profile-$b.json" >"$out/profile-$b.txt"
+  "$(tool_of "$dir")" profile "${quick[@]}" --json "$out/profile-$b.json" >"$out/profile-$b.txt"
   echo "backend $b: profiled ($out/profile-$b.json)"
   ran+=("$b")
 done

@@ -6,62 +6,139 @@
 #   tsan       Debug, ThreadSanitizer, smaller cases
 #   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
 #   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
-#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (60)
+#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (20)
 #   install    static and shared builds installed with `cmake --install --prefix` into a folder not
 #              known at configure time; a consumer built with find_package and with pkg-config; the
-#              installed volley tool runs
-#   profile    scripts/profile-backends.sh --quick: every backend this machine runs, profiled by the
-#              volley tool; checks that the table and the plots were written (figures not checked)
-# Usage: scripts/test.sh [flavour ...]   (default: all of them)
-# Each test program's "name: N passed, M failed" line and every "skipped" line are shown.
+#              installed volley tool runs; then the README's commands and snippets, pasted in order
+#              into a fresh copy (scripts/check-readme.sh)
+#   profile    scripts/profile-backends.sh --quick on two backends (the best and portable): checks
+#              that the table and the plots were written (figures not checked)
+# Usage: scripts/test.sh [flavour ...]   (default: all of them; about 30 minutes on 2 idle cores)
+#        scripts/test.sh --help
+# A line as each test program finishes (its time and its "N passed, M failed"), every "skipped"
+# line, the failures' output; at the end each flavour's count and time, then the total.
+# VOLLEY_TEST_SCALE multiplies every flavour's case sizes (e.g. 0.2 for a quick pass);
+# VOLLEY_TEST_HEAVY_SCALE (0.3; asan and aarch64 0.2) is the share of the longest
+# brute-force programs outside native, which runs them at full size.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+all_flavours=(native sse41 asan tsan portable aarch64 fuzz install profile)
+flavours=()
+for a in "$@"; do
+  case "$a" in
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -*) echo "test.sh: unknown option '$a' (try --help)" >&2; exit 2 ;;
+    *) if [[ " ${all_flavours[*]} " != *" $a "* ]]; then
+         echo "test.sh: unknown flavour '$a'; the flavours: ${all_flavours[*]}" >&2; exit 2
+       fi
+       flavours+=("$a") ;;
+  esac
+done
+[[ ${#flavours[@]} -eq 0 ]] && flavours=("${all_flavours[@]}")
 scripts/deps.sh --all || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
-flavours=("$@")
-[[ ${#flavours[@]} -eq 0 ]] && flavours=(native sse41 asan tsan portable aarch64 fuzz install profile)
+user_scale=${VOLLEY_TEST_SCALE:-1}
+suite_start=$SECONDS
 
 total_passed=0
 total_failed=0
 failed_flavours=()
+summary_lines=()
+
+# minutes and seconds: 75 -> 1m15s
+mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# cmake --build DIR into LOG, with a line of how far it got every 30 s: build_with_progress DIR LOG
+build_with_progress() {
+  cmake --build "$1" -j"$jobs" >>"$2" 2>&1 &
+  local pid=$! t=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    t=$((t + 1))
+    if ((t % 30 == 0)); then
+      echo "  building: $(grep -oE '^\[ *[0-9]+%\]' "$2" | tail -n 1) after $(mmss $t)"
+    fi
+  done
+  wait "$pid"
+}
+
+# Each flavour's line of the closing summary: flavour_done NAME START PASSED FAILED [NOTE]
+flavour_done() {
+  local t=$((SECONDS - $2))
+  summary_lines+=("$(printf '%-9s %4d passed, %d failed  %8s%s' "$1" "$3" "$4" "$(mmss $t)" "${5:+  ($5)}")")
+  echo "=== $1: $3 passed, $4 failed in $(mmss $t)"
+}
+
+# Follows `ctest -V` and prints one line per test program as it finishes: its place, name, result,
+# time and own "N passed, M failed" line; then its skipped lines, and on a failure its messages.
+ctest_progress() {
+  local awk=(awk)
+  awk -W version 2>&1 | grep -q mawk && awk=(awk -W interactive) # mawk reads a pipe in blocks otherwise
+  "${awk[@]}" '
+    function flush_test(n, line,   k) {
+      print line (sum[n] != "" ? "  " sum[n] : "")
+      if (skip[n] != "") printf "%s", skip[n]
+      if (line ~ /(Failed|Timeout|Exception|Not Run)/ && err[n] != "") printf "%s", err[n]
+      fflush()
+    }
+    match($0, /^[0-9]+: /) {
+      n = substr($0, 1, RLENGTH - 2); text = substr($0, RLENGTH + 1)
+      if (text ~ /^Test command:|^Working Directory:|^Environment variables:|^ [A-Z_]+=/) next
+      if (text ~ /[0-9]+ passed, [0-9]+ failed/) sum[n] = text
+      else if (text ~ /[Ss]kipped|[Ss]kipping/) skip[n] = skip[n] "      " text "\n"
+      else if (errs[n]++ < 40 && text ~ /check failed|runtime error|Sanitizer|SUMMARY|Segmentation|[Ee]rror|FAIL|Assert|abort/) err[n] = err[n] "      " text "\n"
+      next
+    }
+    /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
+      split($0, a, "#"); split(a[2], b, ":"); n = b[1] + 0
+      idx = $1; name = $4
+      status = $0; sub(/^.*\.\.\. */, "", status); sub(/ +[0-9.]+ sec.*$/, "", status)
+      secs = $0; sub(/ sec.*$/, "", secs); sub(/^.* /, "", secs)
+      flush_test(n, sprintf("  [%s] %-30s %-8s %7.1f s", idx, name, status, secs))
+      next
+    }
+    /tests passed, [0-9]+ tests failed out of/ { print "  " $0; fflush() }
+  '
+}
 
 # configure + build + ctest one flavour: run_flavour NAME SCALE CMAKE_ARGS...
 run_flavour() {
-  local name=$1 scale=$2
+  local name=$1 scale=$2 start=$SECONDS
   shift 2
+  scale=$(awk -v a="$scale" -v b="$user_scale" 'BEGIN { printf "%g", a * b }')
   local dir="build/ci-$name"
-  echo "=== $name: configure and build"
-  if ! cmake -S . -B "$dir" -DVOLLEY_WERROR=ON "$@" >"$dir.log" 2>&1 || ! cmake --build "$dir" -j"$jobs" >>"$dir.log" 2>&1; then
+  echo "=== $name: configure and build (log: $dir.log)"
+  if ! cmake -S . -B "$dir" -DVOLLEY_WERROR=ON "$@" >"$dir.log" 2>&1 || ! build_with_progress "$dir" "$dir.log"; then
+    echo "  FAILED"
     tail -n 60 "$dir.log"
     echo "=== $name: BUILD FAILED"
     total_failed=$((total_failed + 1))
     failed_flavours+=("$name")
+    flavour_done "$name" "$start" 0 1 "build failed"
     return
   fi
-  echo "=== $name: tests (VOLLEY_TEST_SCALE=$scale)"
-  local out
-  out=$(cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest -V --output-on-failure -j"$jobs" 2>&1)
-  local rc=$?
-  # ctest -V prefixes each line of a test's output with "N: "; keep the lines that matter.
-  echo "$out" | grep -E "Test +#|tests passed|Failed|\*\*\*|check failed|runtime error|Sanitizer|SUMMARY|Segmentation|Exception|[0-9]+ passed, [0-9]+ failed|[Ss]kipped|[Ss]kipping" |
-    grep -vE "^[0-9]+: Test command:" | sed -E 's/^[0-9]+: //' | tail -n 300
-  local summary passed failed
-  summary=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of" | tail -n 1)
+  echo "  built in $(mmss $((SECONDS - start)))"
+  echo "=== $name: tests (VOLLEY_TEST_SCALE=$scale), each as it finishes"
+  (cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest -V --output-on-failure -j"$jobs" 2>&1) | tee "$dir/ctest.log" | ctest_progress
+  local rc=${PIPESTATUS[0]}
+  local summary passed failed count
+  summary=$(grep -E "tests passed, [0-9]+ tests failed out of" "$dir/ctest.log" | tail -n 1)
   failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
-  local count
   count=$(echo "$summary" | sed -E 's/.* tests failed out of ([0-9]+).*/\1/')
   if [[ -z "$summary" ]]; then failed=1; count=1; fi
   passed=$((count - failed))
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
   if [[ $rc -ne 0 || $failed -ne 0 ]]; then failed_flavours+=("$name"); fi
+  flavour_done "$name" "$start" "$passed" "$failed"
 }
 
 # libFuzzer on every target of the fuzz build: each must run its time without a failure.
 run_fuzzers() {
-  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-60}
+  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-20} start=$SECONDS passed=0 failed=0
   [[ -d $dir/fuzz ]] || return
+  echo "=== fuzz: each libFuzzer target for ${seconds} s (VOLLEY_FUZZ_SECONDS)"
   for bin in "$dir"/fuzz/fuzz-*; do
     [[ -x $bin ]] || continue
     local name corpus
@@ -70,22 +147,24 @@ run_fuzzers() {
     mkdir -p "$corpus"
     local seeds="fuzz/regressions/${name#fuzz-}"
     [[ -d $seeds ]] || seeds=""
-    echo "=== fuzz: $name for ${seconds}s"
     if "$bin" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$dir/$name-" "$corpus" $seeds >"$dir/$name.log" 2>&1; then
-      echo "$name: ok ($(grep -c . "$corpus"/* 2>/dev/null | wc -l) corpus entries)"
-      total_passed=$((total_passed + 1))
+      echo "  $name: ok for ${seconds} s ($(find "$corpus" -type f | wc -l) corpus entries)"
+      passed=$((passed + 1))
     else
       tail -n 30 "$dir/$name.log"
-      echo "$name: FAILED (crash input saved beside $dir/$name.log)"
-      total_failed=$((total_failed + 1))
+      echo "  $name: FAILED (crash input saved beside $dir/$name.log)"
+      failed=$((failed + 1))
       failed_flavours+=("$name")
     fi
   done
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+  flavour_done "libFuzzer" "$start" "$passed" "$failed" "${seconds} s a target"
 }
 
 run_install() {
   echo "=== install: static and shared packages, consumer via find_package and pkg-config"
-  local ok=1 checks=0 log=build/ci-install.log
+  local ok=1 checks=0 log=build/ci-install.log start=$SECONDS
   rm -rf build/ci-install && mkdir -p build/ci-install
   : >"$log"
   for kind in static shared; do
@@ -117,59 +196,95 @@ run_install() {
       if ! "$prefix/bin/volley" --version >>"$log" 2>&1; then
         echo "install ($kind, volley tool): FAILED"; ok=0; continue
       fi
-      echo "install ($kind, volley tool): ok"; checks=$((checks + 1))
+      if command -v ldd >/dev/null && ldd "$prefix/bin/volley" | grep -Eq 'embree|Bullet|LinearMath'; then
+        echo "install ($kind, volley tool): FAILED: the installed tool links a bench peer (Embree or Bullet)"; ok=0; continue
+      fi
+      echo "install ($kind, volley tool): ok, needs no Embree or Bullet"; checks=$((checks + 1))
     else
       echo "install ($kind, volley tool): not built (libpng or assimp missing), skipped"
     fi
   done
+  echo "=== install: the README's commands and snippets, pasted in order into a fresh copy (scripts/check-readme.sh)"
+  if scripts/check-readme.sh --work build/ci-install/readme >build/ci-install/readme.log 2>&1; then
+    grep -E "^readme:" build/ci-install/readme.log | sed 's/^/  /'
+    checks=$((checks + 1))
+  else
+    tail -n 40 build/ci-install/readme.log
+    echo "install (README): FAILED (log: build/ci-install/readme.log)"; ok=0
+  fi
   if [[ $ok -eq 1 ]]; then
     total_passed=$((total_passed + checks))
+    flavour_done install "$start" "$checks" 0
   else
     tail -n 40 "$log"
     total_failed=$((total_failed + 1))
     failed_flavours+=(install)
+    flavour_done install "$start" "$checks" 1
   fi
 }
 
-# The backend comparison: built and run for every backend this machine runs, small sizes.
+# The backend comparison, built and run for two backends (this machine's best and portable), small
+# sizes: the pipeline from the builds to the table and the plots. scripts/profile-backends.sh
+# alone runs every backend.
 run_profile() {
-  local out=build/ci-profile log=build/ci-profile.log
-  echo "=== profile: scripts/profile-backends.sh --quick"
+  local out=build/ci-profile log=build/ci-profile.log start=$SECONDS best=portable
+  case "$(uname -m)" in
+    x86_64|i?86) best=sse2; grep -qw sse4_1 /proc/cpuinfo && best=sse41; grep -qw avx2 /proc/cpuinfo && best=avx2 ;;
+    aarch64|arm64) best=neon ;;
+  esac
+  echo "=== profile: scripts/profile-backends.sh --quick --backends \"$best portable\""
   rm -rf "$out"
-  if scripts/profile-backends.sh --quick --out "$out" >"$log" 2>&1 &&
+  if scripts/profile-backends.sh --quick --backends "$best portable" --out "$out" >"$log" 2>&1 &&
      [[ -s $out/comparison.md && -s $out/kernels.png && -s $out/raycast.png ]] &&
      ls "$out"/profile-*.json >/dev/null 2>&1; then
-    grep -E "^backend|built|skipped|emulated|wrote" "$log" | tail -n 20
-    echo "profile: ok ($(ls "$out"/profile-*.json | wc -l) backends, $out/comparison.md, kernels.png, raycast.png)"
+    grep -E "^backend|built|skipped|emulated|wrote" "$log" | tail -n 20 | sed 's/^/  /'
+    echo "  profile: ok ($(ls "$out"/profile-*.json | wc -l) backends, $out/comparison.md, kernels.png, raycast.png)"
     total_passed=$((total_passed + 1))
+    flavour_done profile "$start" 1 0
   else
     tail -n 40 "$log"
     echo "profile: FAILED"
     total_failed=$((total_failed + 1))
     failed_flavours+=(profile)
+    flavour_done profile "$start" 0 1
   fi
 }
 
+# The longest brute-force programs (tests/CMakeLists.txt) run at a share of their flavour's scale
+# in every flavour but native, which runs them at full size: what keeps the whole suite near 30
+# minutes on 2 cores. Measured on the 2-core machine beside other work (load 4-7): asan at
+# 0.3 x 1 took 19m13s (test_bvh_overlap 810 s), at 0.3 x 0.3 test_bvh_overlap still 569 s;
+# aarch64 at 0.3 x 0.5 12m42s (test_bvh 335 s, test_parallel 329 s); sse41 at 1 x 0.5 4m08s
+# (test_broadphase 132 s); tsan at 0.1 x 1: test_bvh_overlap 678 s, test_bvh 560 s,
+# test_broadphase 304 s; asan at 0.3 x 0.3 15m31s beside the tsan run. With these shares on the
+# same machine nearly idle (load 0.2-4), build folders present: native 2m08s, sse41 0m28s,
+# asan 3m21s, tsan 9m40s (load 3-4), portable 1m12s with its build, aarch64 3m29s, fuzz 0m55s +
+# libFuzzer 1m48s, install 0m35s; about 24 minutes, 30 with the builds.
+heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
+heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
+heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}" # tsan, already at 0.1
 mkdir -p build
 for f in "${flavours[@]}"; do
   case "$f" in
-    native)   run_flavour native 1 -DCMAKE_BUILD_TYPE=Release ;;
-    sse41)    run_flavour sse41 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF ;;
-    asan)     run_flavour asan 0.3 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF ;;
-    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF ;;
-    portable) run_flavour portable 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF ;;
+    native)   run_flavour native 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_TEST_HEAVY_SCALE=1 ;;
+    sse41)    run_flavour sse41 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
+    asan)     run_flavour asan 0.3 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF $heavy_slow ;;
+    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF $heavy_tsan ;;
+    portable) run_flavour portable 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
     aarch64)  run_flavour aarch64 0.3 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
-                -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF ;;
+                -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF $heavy_slow ;;
     fuzz)     CC=clang CXX=clang++ run_flavour fuzz 0.3 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOLLEY_SANITIZE=address,undefined \
-                -DVOLLEY_BUILD_FUZZ=ON -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF
+                -DVOLLEY_BUILD_FUZZ=ON -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF $heavy
               run_fuzzers ;;
     install)  run_install ;;
     profile)  run_profile ;;
-    *) echo "unknown flavour '$f'"; exit 2 ;;
   esac
 done
 
 echo
+echo "=== summary (flavour, count, time)"
+for l in "${summary_lines[@]}"; do echo "$l"; done
+echo "all flavours: $(mmss $((SECONDS - suite_start)))"
 if [[ ${#failed_flavours[@]} -gt 0 ]]; then echo "failed flavours: ${failed_flavours[*]}"; fi
 echo "total: $total_passed passed, $total_failed failed"
 [[ $total_failed -eq 0 ]]

@@ -32,11 +32,16 @@ static inline int test_finish(const char* name) {
     return g_test_failed ? 1 : 0;
 }
 
-/* VOLLEY_TEST_SCALE (default 1) shrinks or grows the random cases; sanitizer and qemu runs use less. */
+/* VOLLEY_TEST_SCALE (default 1) shrinks or grows the random cases; sanitizer and qemu runs use less.
+ * VOLLEY_TEST_WEIGHT (default 1), set by tests/CMakeLists.txt on the longest brute-force programs
+ * only, multiplies it in the flavours that ask (VOLLEY_TEST_HEAVY_SCALE), so that the whole suite
+ * fits its time while the short programs keep their full cases. */
 static inline double test_scale(void) {
     const char* s = getenv("VOLLEY_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
+    const char* w = getenv("VOLLEY_TEST_WEIGHT");
+    double v = s ? atof(s) : 1.0, k = w ? atof(w) : 1.0;
+    v = v > 0 ? v : 1.0;
+    return k > 0 ? v * k : v;
 }
 
 static inline uint32_t test_scaled(uint32_t n) {

@@ -1,7 +1,8 @@
 /* Tests of the volley command-line tool: each subcommand on the embedded scenes and on a small
  * mesh written here in OBJ, PLY and STL; the PNG decodes to the asked size and is not blank; the
  * JSON parses and holds the documented fields; bad arguments, a missing file, a corrupt mesh and
- * an empty mesh each give a message and a non-zero exit, never a crash.
+ * an empty mesh each give a message and a non-zero exit, never a crash; a mesh of any orientation
+ * (--up, --view, --eye) is framed whole and centred; a wrong output name or place fails at once.
  * Usage: test_tool PATH_TO_VOLLEY WORK_DIR */
 #include <math.h>
 #include <png.h>
@@ -11,9 +12,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned g_passed, g_failed;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 static const char *g_tool, *g_dir;
 
 #define CHECK(cond, ...)                                          \
@@ -337,6 +345,149 @@ static void test_bad_meshes(void) {
     expect_mesh_error("unwritable output", rc, "cannot write", NULL);
 }
 
+/* ---- framing: where the mesh lies in a picture -------------------------------------------- */
+
+/* The bounds of the mesh's pixels in a PNG of volley render (the sky is blue, b > r; the mesh's
+ * greys and shades are not): x0, y0, x1, y1 inclusive, and 0; or -1 when unreadable or no mesh. */
+static int mesh_pixels(const char* path, int box[4]) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return -1;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        fclose(f);
+        return -1;
+    }
+    png_init_io(png, f);
+    png_read_png(png, info, PNG_TRANSFORM_STRIP_16 | PNG_TRANSFORM_PACKING | PNG_TRANSFORM_EXPAND, NULL);
+    int w = (int)png_get_image_width(png, info), h = (int)png_get_image_height(png, info);
+    int channels = png_get_channels(png, info);
+    png_bytepp r = png_get_rows(png, info);
+    box[0] = w, box[1] = h, box[2] = -1, box[3] = -1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w && channels >= 3; x++) {
+            const png_byte* p = r[y] + (size_t)x * (size_t)channels;
+            if (p[0] < p[2]) continue; /* sky */
+            if (x < box[0]) box[0] = x;
+            if (y < box[1]) box[1] = y;
+            if (x > box[2]) box[2] = x;
+            if (y > box[3]) box[3] = y;
+        }
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(f);
+    return box[2] >= 0 ? 0 : -1;
+}
+
+/* A pillar 1 x 1 x 5 standing on z = 0 (z up), far from the origin: an OBJ and an STL. */
+static void write_pillar(const char* obj, const char* stl) {
+    static const float c[8][3] = {{100, 200, 0}, {101, 200, 0}, {100, 201, 0}, {101, 201, 0},
+                                  {100, 200, 5}, {101, 200, 5}, {100, 201, 5}, {101, 201, 5}};
+    static const unsigned faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                                          {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    FILE* f = fopen(obj, "w");
+    if (f) {
+        for (int i = 0; i < 8; i++) fprintf(f, "v %g %g %g\n", c[i][0], c[i][1], c[i][2]);
+        for (int i = 0; i < 12; i++) fprintf(f, "f %u %u %u\n", faces[i][0] + 1, faces[i][1] + 1, faces[i][2] + 1);
+        fclose(f);
+    }
+    f = fopen(stl, "w");
+    if (f) {
+        fprintf(f, "solid pillar\n");
+        for (int i = 0; i < 12; i++) {
+            fprintf(f, " facet normal 0 0 0\n  outer loop\n");
+            for (int k = 0; k < 3; k++) fprintf(f, "   vertex %g %g %g\n", c[faces[i][k]][0], c[faces[i][k]][1], c[faces[i][k]][2]);
+            fprintf(f, "  endloop\n endfacet\n");
+        }
+        fprintf(f, "endsolid pillar\n");
+        fclose(f);
+    }
+}
+
+/* The mesh fills the picture (its pixels span most of the width or the height) and is whole
+ * (none touches the border); tall: its pixels span more height than width. */
+static void check_framed(const char* png, unsigned w, unsigned h, int want_tall, const char* what) {
+    int b[4];
+    CHECK(mesh_pixels(png, b) == 0, "%s: no mesh in %s", what, png);
+    if (b[2] < 0) return;
+    int bw = b[2] - b[0] + 1, bh = b[3] - b[1] + 1;
+    CHECK(b[0] > 0 && b[1] > 0 && b[2] < (int)w - 1 && b[3] < (int)h - 1,
+          "%s: the mesh is cropped: pixels %d..%d x %d..%d of %ux%u", what, b[0], b[2], b[1], b[3], w, h);
+    CHECK(bw >= (int)(0.75 * w) || bh >= (int)(0.75 * h), "%s: the mesh is small in the picture: %dx%d of %ux%u",
+          what, bw, bh, w, h);
+    int cx = b[0] + b[2], cy = b[1] + b[3]; /* twice the centre */
+    CHECK(abs(cx - (int)w) <= (int)w / 8 && abs(cy - (int)h) <= (int)h / 8,
+          "%s: the mesh is off centre: pixels %d..%d x %d..%d of %ux%u", what, b[0], b[2], b[1], b[3], w, h);
+    if (want_tall >= 0)
+        CHECK(want_tall ? bh > 2 * bw : bh < bw, "%s: the pillar should %s: %dx%d pixels", what,
+              want_tall ? "stand" : "lie on its side", bw, bh);
+}
+
+static void test_render_view(void) {
+    write_pillar(path_in("pillar.obj"), path_in("pillar.stl"));
+    /* an OBJ is taken as y up: the z-up pillar lies on its side; --up z stands it up; an STL is z up */
+    int rc = run("render", path_in("pillar.obj"), "-W", "120", "-H", "120", "-a", "0", "-o", path_in("lying.png"), NULL);
+    CHECK(rc == 0, "render pillar.obj: exit %d: %.300s", rc, g_err);
+    check_framed(path_in("lying.png"), 120, 120, 0, "pillar.obj, y up");
+    rc = run("render", path_in("pillar.obj"), "--up", "z", "-W", "120", "-H", "120", "-a", "0", "-o", path_in("standing.png"), NULL);
+    CHECK(rc == 0, "render pillar.obj --up z: exit %d: %.300s", rc, g_err);
+    check_framed(path_in("standing.png"), 120, 120, 1, "pillar.obj --up z");
+    rc = run("render", path_in("pillar.stl"), "-W", "120", "-H", "120", "-a", "0", "-o", path_in("stl.png"), NULL);
+    CHECK(rc == 0, "render pillar.stl: exit %d: %.300s", rc, g_err);
+    check_framed(path_in("stl.png"), 120, 120, 1, "pillar.stl (z up by default)");
+    rc = run("render", path_in("pillar.obj"), "--up", "-x", "--view", "130,-40", "-W", "160", "-H", "90", "-a", "0",
+             "-o", path_in("turned.png"), NULL);
+    CHECK(rc == 0, "render --up -x --view 130,-40: exit %d: %.300s", rc, g_err);
+    check_framed(path_in("turned.png"), 160, 90, -1, "pillar.obj --up -x --view 130,-40");
+    /* the scene of ground, box and sphere, wide and narrow pictures */
+    rc = run("render", path_in("scene.obj"), "-W", "200", "-H", "60", "-a", "0", "-o", path_in("wide.png"), NULL);
+    check_framed(path_in("wide.png"), 200, 60, -1, "scene.obj, 200x60");
+    rc = run("render", path_in("scene.obj"), "-W", "50", "-H", "150", "-a", "0", "-o", path_in("narrow.png"), NULL);
+    check_framed(path_in("narrow.png"), 50, 150, -1, "scene.obj, 50x150");
+    /* an eye and a target: looking down at the pillar's top from above, it shows as a small square */
+    rc = run("render", path_in("pillar.obj"), "--eye", "100.5,200.5,40", "--target", "100.5,200.5,0", "-W", "100",
+             "-H", "100", "-a", "0", "-o", path_in("above.png"), NULL);
+    int b[4];
+    CHECK(rc == 0 && mesh_pixels(path_in("above.png"), b) == 0 && b[2] - b[0] < 20 && b[3] - b[1] < 20 &&
+              abs(b[0] + b[2] - 100) <= 4,
+          "render --eye --target: exit %d, pixels %d..%d x %d..%d: %.200s", rc, b[0], b[2], b[1], b[3], g_err);
+
+    /* arguments checked, and the output checked before any work */
+    static const char* const bad[][2] = {{"--up", "w"}, {"--up", "+"}, {"--view", "10"}, {"--view", "10,95"},
+                                         {"--eye", "1,2"}, {"--target", "a,b,c"}};
+    for (int i = 0; i < 6; i++) {
+        rc = run("render", path_in("pillar.obj"), bad[i][0], bad[i][1], "-o", path_in("bad.png"), NULL);
+        char what[64];
+        snprintf(what, sizeof what, "render %s %s", bad[i][0], bad[i][1]);
+        expect_usage_error(what, rc);
+    }
+    static const char* const names[3] = {"out.jpg", "out", "out.png.txt"};
+    for (int i = 0; i < 3; i++) {
+        remove(path_in(names[i]));
+        rc = run("render", path_in("pillar.obj"), "-o", path_in(names[i]), NULL);
+        CHECK(rc == 2 && strstr(g_err, "PNG") && !strstr(g_out, "tree built"),
+              "render -o %s: exit %d (wanted 2, refused before the work): %.200s", names[i], rc, g_err);
+        CHECK(access(path_in(names[i]), F_OK) != 0, "render -o %s: a file was written", names[i]);
+    }
+    rc = run("render", "-o", path_in("OUT.PNG"), "-W", "32", "-H", "32", "-a", "0", "--quick", NULL);
+    CHECK(rc == 0, "render -o OUT.PNG: exit %d: %.200s", rc, g_err);
+    double t0 = now_seconds();
+    rc = run("render", "-o", path_in("no-such-dir/x.png"), NULL); /* the full world: refused before building it */
+    double spent = now_seconds() - t0;
+    CHECK(rc == 1 && strstr(g_err, "cannot write") && !strstr(g_out, "tree built") && spent < 2.0,
+          "render to a missing folder: exit %d after %.1f s: %.200s", rc, spent, g_err);
+    rc = run("render", path_in("pillar.obj"), "-o", g_dir, NULL);
+    CHECK(rc == 2, "render -o DIRECTORY: exit %d: %.200s", rc, g_err);
+    if (geteuid() != 0) { /* root writes anywhere */
+        mkdir(path_in("locked"), 0555);
+        rc = run("render", path_in("pillar.obj"), "-o", path_in("locked/x.png"), NULL);
+        CHECK(rc == 1 && strstr(g_err, "cannot write") && !strstr(g_out, "tree built"),
+              "render into a read-only folder: exit %d: %.200s", rc, g_err);
+    }
+    rc = run("render", path_in("no-such.obj"), "-o", path_in("kept.png"), NULL);
+    CHECK(rc == 1 && access(path_in("kept.png"), F_OK) != 0, "render of a missing mesh left an empty output file");
+}
+
 static void test_render(void) {
     int rc = run("render", "--quick", "-W", "160", "-H", "90", "--ao-samples", "4", "-o", path_in("world.png"), NULL);
     CHECK(rc == 0, "render world: exit %d: %.300s", rc, g_err);
@@ -362,6 +513,16 @@ static void test_render(void) {
     } else {
         printf("test_tool: bunny00.off not found in VOLLEY_DATA_DIR, bunny render skipped\n");
     }
+    /* a data folder without the bunny: a message naming the folder and the way to fetch the meshes */
+    char saved[4096];
+    snprintf(saved, sizeof saved, "%s", data ? data : "");
+    mkdir(path_in("empty-data"), 0777);
+    setenv("VOLLEY_DATA_DIR", path_in("empty-data"), 1);
+    rc = run("render", "--scene", "bunny", "-o", path_in("none.png"), NULL);
+    CHECK(rc == 1 && strstr(g_err, "empty-data") && strstr(g_err, "fetch-data.sh"),
+          "render --scene bunny without the bunny: exit %d: %.300s", rc, g_err);
+    if (data) setenv("VOLLEY_DATA_DIR", saved, 1);
+    else unsetenv("VOLLEY_DATA_DIR");
 }
 
 /* Every row of the bench's "queries" array: both shapes of overlaps and sweeps on both paths,
@@ -401,7 +562,8 @@ static void test_bench_profile(void) {
                                                "broadphase", "scene", "triangles", "rays", "query", "path", "batch",
                                                "count", "mrays_per_s", "hit_percent", "boxes", "moving_percent",
                                                "kind", "us_per_frame", "pairs", "queries", "shape",
-                                               "mqueries_per_s", "pairs_per_query", NULL};
+                                               "mqueries_per_s", "pairs_per_query", "build_type", "cpu", "cores",
+                                               "date", "load_average", "noise", "peers", NULL};
     int rc = run("bench", "--quick", "--scene", "world", "--json", path_in("bench.json"), NULL);
     CHECK(rc == 0, "bench world: exit %d: %.300s", rc, g_err);
     CHECK(strstr(g_out, "volley batch") && strstr(g_out, "volley_single") && strstr(g_out, "sap") &&
@@ -413,8 +575,23 @@ static void test_bench_profile(void) {
     CHECK(strstr(buf, "\"path\": \"volley_batch\"") && strstr(buf, "\"path\": \"volley_single\"") &&
               strstr(buf, "\"kind\": \"sap\"") && strstr(buf, "\"kind\": \"box_pruning\""),
           "bench world: JSON lacks a path or a kind");
+    CHECK(strstr(buf, "\"scene\": \"1,024 boxes, 10% moving (quick)\"") &&
+              strstr(buf, "\"scene\": \"flat world, 2,048 boxes, 10% moving (quick)\"") &&
+              strstr(buf, "\"build_type\": \"") && strstr(buf, "\"date\": \"20"),
+          "bench world: JSON lacks the named broadphase scenes, the build type or the date");
     check_query_rows(buf, "bench world");
     CHECK(strstr(g_out, "overlap") && strstr(g_out, "sweep"), "bench world: table lacks query rows: %.400s", g_out);
+    /* one table at a time; the README's broadphase scenes by their names at full size */
+    rc = run("bench", "--help", NULL);
+    CHECK(rc == 0 && strstr(g_out, "8,192 boxes, 10% moving") && strstr(g_out, "8,192 boxes, all moving") &&
+              strstr(g_out, "flat world, 16,384 boxes, 10% moving"),
+          "bench --help does not name the README's broadphase scenes: %.400s", g_out);
+    rc = run("bench", "--only", "broadphase", "--quick", NULL);
+    CHECK(rc == 0 && strstr(g_out, "1,024 boxes, all moving (quick)") && !strstr(g_out, "Mrays/s") &&
+              !strstr(g_out, "overlap"),
+          "bench --only broadphase: exit %d: %.400s", rc, g_out);
+    rc = run("bench", "--only", "everything", NULL);
+    expect_usage_error("bench --only everything", rc);
     static const char* const formats[3] = {"obj", "ply", "stl"};
     for (int i = 0; i < 3; i++) {
         char mesh[64];
@@ -437,7 +614,11 @@ static void test_bench_profile(void) {
           "profile: JSON lacks width 8, the single-ray path or batches of 1024");
     rc = run("bench", "--quick", "--scene", "world", "--json", path_in("no-such-dir/b.json"), "--no-peers",
              "--rays", "random", NULL);
-    CHECK(rc == 1 && strstr(g_err, "cannot write"), "bench, unwritable JSON: exit %d: %.200s", rc, g_err);
+    CHECK(rc == 1 && strstr(g_err, "cannot write") && !strstr(g_out, "Mrays/s"),
+          "bench, unwritable JSON: exit %d (wanted 1, before the work): %.200s", rc, g_err);
+    rc = run("profile", "--quick", "--json", path_in("no-such-dir/p.json"), NULL);
+    CHECK(rc == 1 && strstr(g_err, "cannot write") && !strstr(g_out, "kernel"),
+          "profile, unwritable JSON: exit %d (wanted 1, before the work): %.200s", rc, g_err);
 }
 
 int main(int argc, char** argv) {
@@ -454,6 +635,7 @@ int main(int argc, char** argv) {
     test_arguments();
     test_bad_meshes();
     test_render();
+    test_render_view();
     test_bench_profile();
     printf("test_tool: %u passed, %u failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;

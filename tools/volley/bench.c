@@ -17,7 +17,10 @@ static const char bench_usage[] =
     "tool was built with them) on MESH, or on the procedural world and the bunny; box and sphere\n"
     "overlaps (65536 queries on the surface, sized like the triangles) and sphere and box sweeps\n"
     "(16384, closest hit), batched and one at a time, on the same scenes; then the broadphase\n"
-    "kinds, microseconds per frame (the median frame) on standard box scenes. One thread.\n"
+    "kinds, microseconds per frame (the median frame), on the first three scenes of the README's\n"
+    "broadphase table, with the boxes and moves of bench/bench_sap.cpp: \"8,192 boxes, 10% moving\",\n"
+    "\"8,192 boxes, all moving\" and \"flat world, 16,384 boxes, 10% moving\". One thread. Warns\n"
+    "when the machine is busy (load average against cores) and when repeated timings spread over 10%.\n"
     "\n"
     "  -r, --rays SET        random, diffuse, los (line of sight) or all (default all)\n"
     "  -b, --batch N         rays per vl_bvh_raycast call, and queries per overlap or sweep call,\n"
@@ -28,11 +31,14 @@ static const char bench_usage[] =
     "  -j, --json FILE       also write the figures as JSON\n"
     "      --no-peers        skip Embree and Bullet\n"
     "      --no-broadphase   skip the broadphase scenes\n"
+    "      --only TABLE      one table: rays, queries (overlaps and sweeps) or broadphase\n"
     "  -q, --quick           small scenes and sets (4096 overlaps, 2048 sweeps; a smoke test,\n"
     "                        figures mean little)\n"
     "  -h, --help            this help\n"
     "\n"
-    "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"builds\": [{scene, triangles, peer, ms}],\n"
+    "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"build_type\", \"cpu\", \"cpu_features\",\n"
+    " \"cores\", \"date\" (UTC), \"load_average\": {start, end}, \"noise\": {figures,\n"
+    " spread_over_10_percent, worst_spread_percent}, \"peers\", \"builds\": [{scene, triangles, peer, ms}],\n"
     " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s, hit_percent}],\n"
     " \"queries\": [{scene, triangles, query, shape, path, batch, count, mqueries_per_s,\n"
     "  pairs_per_query (overlaps) or hit_percent (sweeps)}],\n"
@@ -90,10 +96,26 @@ static uint32_t count_hits(const vl_hit* hits, uint32_t n) {
     return h;
 }
 
+/* The spread of repeated timings, (slowest - fastest) / fastest, over every figure measured:
+ * a loaded or noisy machine shows here before it shows in the figures. */
+static struct {
+    uint32_t figures, noisy; /* figures timed more than once; those that spread over NOISY_SPREAD */
+    double worst;
+} g_noise;
+#define NOISY_SPREAD 0.10
+
+static void note_spread(double fastest, double slowest) {
+    if (!(fastest > 0)) return;
+    double spread = (slowest - fastest) / fastest;
+    g_noise.figures++;
+    if (spread > NOISY_SPREAD) g_noise.noisy++;
+    if (spread > g_noise.worst) g_noise.worst = spread;
+}
+
 /* Best of `repeat` runs of one path after a warm-up run, in Mrays/s. batch 0 is the single-ray path. */
 static double time_volley(const vl_bvh* bvh, const vl_ray* rays, uint32_t n, uint32_t flags, uint32_t batch,
                           vl_hit* hits, uint32_t repeat) {
-    double best = 1e30;
+    double best = 1e30, worst = 0;
     for (uint32_t r = 0; r <= repeat; r++) {
         double t0 = tool_now();
         if (batch == 0) {
@@ -103,8 +125,9 @@ static double time_volley(const vl_bvh* bvh, const vl_ray* rays, uint32_t n, uin
                 vl_bvh_raycast(bvh, rays + i, n - i < batch ? n - i : batch, flags, hits + i);
         }
         double dt = tool_now() - t0;
-        if (r) best = dt < best ? dt : best;
+        if (r) best = dt < best ? dt : best, worst = dt > worst ? dt : worst;
     }
+    if (repeat > 1) note_spread(best, worst);
     return 1e-6 * n / best;
 }
 
@@ -112,6 +135,7 @@ typedef struct bench_opts {
     int set; /* -1: all */
     uint32_t batch, count, repeat;
     int quick, peers, broadphase;
+    int rays, queries; /* the raycast and the overlap and sweep tables */
 } bench_opts;
 
 static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out, tool_progress* p) {
@@ -123,7 +147,7 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
     snprintf(b->scene, sizeof b->scene, "%s", s->name);
     b->triangles = m->triangle_count, b->peer = "volley", b->ms = 1e3 * build_s;
     tool_peer *embree = NULL, *bullet = NULL;
-    if (o->peers) {
+    if (o->peers && o->rays) {
         double sec = 0;
         if ((embree = tool_embree_create(m, &sec))) {
             b = &out->builds[out->build_rows++];
@@ -147,7 +171,7 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
         tool_bullet_destroy(bullet);
         return 1;
     }
-    for (int set = 0; set < 3; set++) {
+    for (int set = 0; set < 3 && o->rays; set++) {
         if (o->set >= 0 && set != o->set) continue;
         make_rays(m, set, n, rays);
         for (uint32_t flags = 0; flags < 2; flags++) {
@@ -169,14 +193,15 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
                 tool_progress_update(p, -1);
             }
             if (embree) {
-                double best = 1e30;
+                double best = 1e30, worst = 0;
                 uint32_t h = 0;
                 for (uint32_t rep = 0; rep <= o->repeat; rep++) { /* the first run warms up */
                     double t0 = tool_now();
                     h = tool_embree_trace(embree, rays, n, (int)flags);
                     double dt = tool_now() - t0;
-                    if (rep) best = dt < best ? dt : best;
+                    if (rep) best = dt < best ? dt : best, worst = dt > worst ? dt : worst;
                 }
+                if (o->repeat > 1) note_spread(best, worst);
                 ray_row* r = &out->rays[out->ray_rows++];
                 snprintf(r->scene, sizeof r->scene, "%s", s->name);
                 r->triangles = m->triangle_count, r->rays = ray_sets[set], r->query = query;
@@ -199,7 +224,7 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
         }
     }
     free(rays), free(hits);
-    int rc = bench_queries(bvh, s, o->batch, o->repeat, o->quick, out->queries, &out->query_rows, p);
+    int rc = o->queries ? bench_queries(bvh, s, o->batch, o->repeat, o->quick, out->queries, &out->query_rows, p) : 0;
     vl_bvh_destroy(bvh);
     tool_embree_destroy(embree);
     tool_bullet_destroy(bullet);
@@ -290,23 +315,143 @@ int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving
     return st == VL_OK ? 0 : 1;
 }
 
+/* The scenes of the README's broadphase table, made as bench/bench_sap.cpp makes them (the same
+ * generator and seeds, so the same boxes, moves and pairs): n boxes in a cube of side 2 * world
+ * (y squashed to +-1 when flat), half-sizes 0.5 to 2.5; a share moves on closed curves of
+ * BP_FRAMES frames. */
+#define BP_FRAMES 64
+
+typedef struct bp_scene {
+    uint32_t count, moving;
+    vl_aabb* boxes;   /* frame 0 */
+    uint32_t* movers; /* indices of the moving boxes */
+    vl_aabb* path;    /* path[frame * moving + k]: the box of movers[k] */
+} bp_scene;
+
+static uint64_t g_bp_rng;
+static float bp_rnd(float lo, float hi) {
+    g_bp_rng = g_bp_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)((double)(g_bp_rng >> 40) * (1.0 / 16777216.0));
+}
+
+static void bp_scene_free(bp_scene* s) {
+    free(s->boxes), free(s->movers), free(s->path);
+    memset(s, 0, sizeof *s);
+}
+
+static int bp_scene_make(uint32_t n, int moving_percent, int flat, bp_scene* s) {
+    memset(s, 0, sizeof *s);
+    g_bp_rng = 12345 + n + (uint64_t)moving_percent * 7 + (uint64_t)flat;
+    float world = flat ? sqrtf((float)n) * 2.0f : cbrtf((float)n) * 5.0f;
+    s->count = n;
+    s->boxes = malloc(sizeof(vl_aabb) * n);
+    s->movers = malloc(sizeof(uint32_t) * n);
+    if (!s->boxes || !s->movers) return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++) {
+            float c = (flat && a == 1) ? bp_rnd(-1, 1) : bp_rnd(-world, world);
+            float e = bp_rnd(0.5f, 2.5f);
+            s->boxes[i].min[a] = c - e, s->boxes[i].max[a] = c + e;
+        }
+        if ((uint32_t)bp_rnd(0, 100) < (uint32_t)moving_percent) s->movers[s->moving++] = i;
+    }
+    float* phase = malloc(sizeof(float) * 3 * (s->moving ? s->moving : 1));
+    s->path = malloc(sizeof(vl_aabb) * BP_FRAMES * (size_t)(s->moving ? s->moving : 1));
+    if (!phase || !s->path) {
+        free(phase);
+        return 0;
+    }
+    for (uint32_t k = 0; k < 3 * s->moving; k++) phase[k] = bp_rnd(0, 6.2831853f);
+    for (int f = 0; f < BP_FRAMES; f++)
+        for (uint32_t k = 0; k < s->moving; k++) {
+            vl_aabb b = s->boxes[s->movers[k]];
+            for (int a = 0; a < 3; a++) {
+                if (flat && a == 1) continue;
+                float turn = 6.2831853f * (float)f / BP_FRAMES * (float)(1 + (k + (uint32_t)a) % 2);
+                float d = 2.0f * sinf(turn + phase[k * 3 + (uint32_t)a]);
+                b.min[a] += d, b.max[a] += d;
+            }
+            s->path[(size_t)f * s->moving + k] = b;
+        }
+    free(phase);
+    return 1;
+}
+
+/* One kind on one scene: a warm-up pass of `frames` frames (BP_FRAMES, or fewer for a quick
+ * look), then `passes` more; the median frame (update + commit with created/deleted lists) of
+ * all, and the spread of the passes' medians. */
+static int bp_scene_run(const bp_scene* s, vl_broadphase_kind kind, uint32_t passes, uint32_t frames, double* us,
+                        uint32_t* pairs) {
+    vl_broadphase_desc desc = vl_broadphase_default_desc();
+    desc.kind = kind;
+    vl_broadphase* bp = NULL;
+    vl_pair_buffer created = {0}, deleted = {0};
+    uint32_t* handles = malloc(sizeof(uint32_t) * s->count);
+    uint32_t* moving = malloc(sizeof(uint32_t) * (s->moving ? s->moving : 1));
+    double* spent = malloc(sizeof(double) * frames * (passes + 1));
+    vl_status st = handles && moving && spent ? vl_broadphase_create(&desc, &bp) : VL_ERR_OUT_OF_MEMORY;
+    if (st == VL_OK) st = vl_broadphase_add(bp, handles, s->boxes, s->count, 0);
+    if (st == VL_OK) st = vl_broadphase_commit(bp, NULL, NULL);
+    for (uint32_t k = 0; k < s->moving && st == VL_OK; k++) moving[k] = handles[s->movers[k]];
+    for (uint32_t i = 0; i < frames * (passes + 1) && st == VL_OK; i++) {
+        const vl_aabb* boxes = s->path + (size_t)(i % frames) * s->moving;
+        double t0 = tool_now();
+        st = vl_broadphase_update(bp, moving, boxes, s->moving);
+        created.count = deleted.count = 0;
+        if (st == VL_OK) st = vl_broadphase_commit(bp, &created, &deleted);
+        spent[i] = tool_now() - t0;
+    }
+    if (st == VL_OK) {
+        double lo = 1e30, hi = 0;
+        for (uint32_t p = 1; p <= passes; p++) {
+            qsort(spent + (size_t)p * frames, frames, sizeof *spent, compare_doubles);
+            double m = spent[(size_t)p * frames + frames / 2];
+            lo = m < lo ? m : lo, hi = m > hi ? m : hi;
+        }
+        if (passes > 1) note_spread(lo, hi);
+        qsort(spent + frames, (size_t)frames * passes, sizeof *spent, compare_doubles);
+        *us = 1e6 * spent[frames + (size_t)frames * passes / 2];
+        vl_broadphase_pairs(bp, pairs);
+    } else {
+        fprintf(stderr, "volley bench: broadphase run failed: %s\n", vl_status_string(st));
+    }
+    vl_broadphase_destroy(bp);
+    vl_pair_buffer_free(&created), vl_pair_buffer_free(&deleted);
+    free(handles), free(moving), free(spent);
+    return st == VL_OK ? 0 : 1;
+}
+
 static int bench_broadphase(const bench_opts* o, bench_out* out, tool_progress* p) {
     p->label = "volley bench: broadphases";
-    uint32_t big = o->quick ? 1024 : 8192, flat = o->quick ? 2048 : 16384, frames = o->quick ? 5 : 40;
-    const box_scene scenes[3] = {{"boxes, 10% moving", big, 10, 0},
-                                 {"boxes, all moving", big, 100, 0},
-                                 {"flat world, 10% moving", flat, 10, 1}};
+    /* the README's first three rows; --quick: the same kinds of scene, an eighth of the boxes */
+    static const struct {
+        const char *name, *quick_name;
+        uint32_t boxes, moving_percent;
+        int flat;
+    } scenes[3] = {{"8,192 boxes, 10% moving", "1,024 boxes, 10% moving (quick)", 8192, 10, 0},
+                   {"8,192 boxes, all moving", "1,024 boxes, all moving (quick)", 8192, 100, 0},
+                   {"flat world, 16,384 boxes, 10% moving", "flat world, 2,048 boxes, 10% moving (quick)", 16384, 10, 1}};
     for (int sc = 0; sc < 3; sc++) {
-        const box_scene* bs = &scenes[sc];
+        uint32_t n = o->quick ? scenes[sc].boxes / 8 : scenes[sc].boxes;
+        bp_scene s;
+        if (!bp_scene_make(n, (int)scenes[sc].moving_percent, scenes[sc].flat, &s)) {
+            bp_scene_free(&s);
+            fprintf(stderr, "volley bench: out of memory making the broadphase scenes\n");
+            return 1;
+        }
         for (uint32_t k = 0; k < tool_broadphase_kind_count; k++) {
             bp_row* r = &out->bps[out->bp_rows++];
-            r->scene = bs->name, r->boxes = bs->boxes, r->moving_percent = bs->moving_percent;
+            r->scene = o->quick ? scenes[sc].quick_name : scenes[sc].name;
+            r->boxes = n, r->moving_percent = scenes[sc].moving_percent;
             r->kind = tool_broadphase_kinds[k].name;
-            if (tool_broadphase_run(tool_broadphase_kinds[k].kind, bs->boxes, bs->moving_percent, bs->flat, frames,
-                                    &r->us_per_frame, &r->pairs))
+            if (bp_scene_run(&s, tool_broadphase_kinds[k].kind, o->quick ? 1 : o->repeat, o->quick ? 16 : BP_FRAMES,
+                             &r->us_per_frame, &r->pairs)) {
+                bp_scene_free(&s);
                 return 1;
+            }
             tool_progress_update(p, -1);
         }
+        bp_scene_free(&s);
     }
     return 0;
 }
@@ -322,13 +467,28 @@ static const ray_row* find_row(const bench_out* out, const ray_row* like, const 
     return NULL;
 }
 
-static void print_table(const bench_out* out) {
-    printf("\nvolley %s, SIMD %s (%u lanes), one thread\n", vl_version_string(), vl_simd_backend(), vl_simd_width());
+/* Where and when the figures were taken, and how busy the machine was. */
+typedef struct bench_machine {
+    const char *cpu, *date, *build_type;
+    unsigned cores;
+    double load_start, load_end; /* 1-minute load averages, -1 when unknown */
+} bench_machine;
+
+/* A machine is busy when other work holds half its cores or more: the bench runs on one thread
+ * and its figures then come out low and noisy. `own`: the bench's own share of the load. */
+static int machine_busy(double load, unsigned cores, double own) {
+    return load >= 0 && load - own >= 0.5 * (double)cores;
+}
+
+static void print_table(const bench_out* out, const bench_machine* mc) {
+    printf("\nvolley %s, SIMD %s (%u lanes), %s build, one thread; %s, %u cores; %s\n", vl_version_string(),
+           vl_simd_backend(), vl_simd_width(), mc->build_type, mc->cpu, mc->cores, mc->date);
     for (uint32_t i = 0; i < out->build_rows; i++)
         printf("build: %-12s %-7s %9u triangles %9.1f ms\n", out->builds[i].scene, out->builds[i].peer,
                out->builds[i].triangles, out->builds[i].ms);
-    printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s", "vs single",
-           "vs Embree", "hits");
+    if (out->ray_rows)
+        printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s",
+               "vs single", "vs Embree", "hits");
     for (uint32_t i = 0; i < out->ray_rows; i++) {
         const ray_row* r = &out->rays[i];
         const ray_row* single = find_row(out, r, "volley_single");
@@ -365,15 +525,15 @@ static void print_table(const bench_out* out) {
         }
     }
     if (out->bp_rows) {
-        printf("\n%-32s %8s %-14s %14s %10s\n", "broadphase scene", "boxes", "kind", "us/frame", "pairs");
+        printf("\n%-44s %8s %-14s %14s %10s\n", "broadphase scene", "boxes", "kind", "us/frame", "pairs");
         for (uint32_t i = 0; i < out->bp_rows; i++) {
             const bp_row* r = &out->bps[i];
-            printf("%-32s %8u %-14s %14.1f %10u\n", r->scene, r->boxes, r->kind, r->us_per_frame, r->pairs);
+            printf("%-44s %8u %-14s %14.1f %10u\n", r->scene, r->boxes, r->kind, r->us_per_frame, r->pairs);
         }
     }
 }
 
-static int write_json(const char* path, const bench_out* out) {
+static int write_json(const char* path, const bench_out* out, const bench_machine* mc) {
     FILE* f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "volley bench: cannot write '%s': %s\n", path, strerror(errno));
@@ -383,7 +543,20 @@ static int write_json(const char* path, const bench_out* out) {
     tool_json_string(f, vl_version_string());
     fprintf(f, ",\n  \"backend\": ");
     tool_json_string(f, vl_simd_backend());
-    fprintf(f, ",\n  \"simd_width\": %u,\n  \"builds\": [", vl_simd_width());
+    fprintf(f, ",\n  \"simd_width\": %u,\n  \"build_type\": ", vl_simd_width());
+    tool_json_string(f, mc->build_type);
+    fprintf(f, ",\n  \"cpu\": ");
+    tool_json_string(f, mc->cpu);
+    fprintf(f, ",\n  \"cpu_features\": ");
+    tool_json_string(f, tool_cpu_features());
+    fprintf(f, ",\n  \"cores\": %u,\n  \"date\": ", mc->cores);
+    tool_json_string(f, mc->date);
+    fprintf(f, ",\n  \"load_average\": {\"start\": %.2f, \"end\": %.2f},", mc->load_start, mc->load_end);
+    fprintf(f, "\n  \"noise\": {\"figures\": %u, \"spread_over_10_percent\": %u, \"worst_spread_percent\": %.1f},",
+            g_noise.figures, g_noise.noisy, 100.0 * g_noise.worst);
+    fprintf(f, "\n  \"peers\": {\"embree\": %s, \"bullet\": %s},", tool_embree_built() ? "true" : "false",
+            tool_bullet_built() ? "true" : "false");
+    fprintf(f, "\n  \"builds\": [");
     for (uint32_t i = 0; i < out->build_rows; i++) {
         const build_row* b = &out->builds[i];
         fprintf(f, "%s\n    {\"scene\": ", i ? "," : "");
@@ -429,15 +602,16 @@ static int write_json(const char* path, const bench_out* out) {
 }
 
 int tool_bench(int argc, char** argv) {
-    enum { OPT_NO_PEERS = 1000, OPT_NO_BROADPHASE };
+    enum { OPT_NO_PEERS = 1000, OPT_NO_BROADPHASE, OPT_ONLY };
     static const struct option options[] = {
         {"rays", required_argument, NULL, 'r'},   {"batch", required_argument, NULL, 'b'},
         {"count", required_argument, NULL, 'n'},  {"scene", required_argument, NULL, 's'},
         {"repeat", required_argument, NULL, 'R'}, {"json", required_argument, NULL, 'j'},
         {"no-peers", no_argument, NULL, OPT_NO_PEERS}, {"no-broadphase", no_argument, NULL, OPT_NO_BROADPHASE},
+        {"only", required_argument, NULL, OPT_ONLY},
         {"quick", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    bench_opts o = {-1, 1024, 0, 0, 0, 1, 1};
+    bench_opts o = {-1, 1024, 0, 0, 0, 1, 1, 1, 1};
     const char *json = NULL, *scene_name = "all";
     int c;
     while ((c = getopt_long(argc, argv, ":r:b:n:s:R:j:qh", options, NULL)) != -1) {
@@ -460,6 +634,13 @@ int tool_bench(int argc, char** argv) {
         case 'q': o.quick = 1; break;
         case OPT_NO_PEERS: o.peers = 0; break;
         case OPT_NO_BROADPHASE: o.broadphase = 0; break;
+        case OPT_ONLY:
+            o.rays = !strcmp(optarg, "rays"), o.queries = !strcmp(optarg, "queries"), o.broadphase = !strcmp(optarg, "broadphase");
+            if (!o.rays && !o.queries && !o.broadphase) {
+                fprintf(stderr, "volley bench: --only wants rays, queries or broadphase, got '%s'\n", optarg);
+                return TOOL_EXIT_USAGE;
+            }
+            break;
         case 'h': fputs(bench_usage, stdout); return TOOL_EXIT_OK;
         default: return tool_bad_option("bench", argv, optopt);
         }
@@ -473,16 +654,28 @@ int tool_bench(int argc, char** argv) {
         fprintf(stderr, "volley bench: --scene wants world, bunny or all, got '%s'\n", scene_name);
         return TOOL_EXIT_USAGE;
     }
+    if (json && !tool_writable("bench", json)) return TOOL_EXIT_FAIL;
     if (!o.count) o.count = o.quick ? 8192 : 262144;
     if (!o.repeat) o.repeat = o.quick ? 1 : 3;
     const char* mesh_path = optind < argc ? argv[optind] : NULL;
 
     bench_out* out = calloc(1, sizeof *out);
     if (!out) return TOOL_EXIT_FAIL;
+    bench_machine mc = {tool_cpu_model(), tool_utc_now(), tool_build_type(), tool_cores(), tool_load_average(), -1};
+    if (machine_busy(mc.load_start, mc.cores, 0.0))
+        fprintf(stderr,
+                "volley bench: the machine is busy (load average %.2f on %u cores): the figures will come out low and "
+                "noisy; the README's were taken on an idle machine\n",
+                mc.load_start, mc.cores);
+    if (o.peers && !tool_embree_built() && !tool_bullet_built())
+        fprintf(stderr, "volley bench: no Embree or Bullet in this volley (the build tree's tools/volley-peers has them)\n");
+    if (strcmp(mc.build_type, "Release") && strcmp(mc.build_type, "RelWithDebInfo"))
+        fprintf(stderr, "volley bench: a %s build: its figures are not the library's speed (build Release)\n",
+                mc.build_type);
     tool_progress p;
     tool_progress_start(&p, "benchmarking");
     int rc = 0;
-    for (int which = 0; which < 2 && !rc; which++) {
+    for (int which = 0; which < 2 && !rc && (o.rays || o.queries); which++) {
         tool_scene s;
         if (mesh_path) {
             if (which) break;
@@ -505,8 +698,17 @@ int tool_bench(int argc, char** argv) {
     if (!rc && o.broadphase) rc = bench_broadphase(&o, out, &p);
     tool_progress_done(&p);
     if (!rc) {
-        print_table(out);
-        if (json) rc = write_json(json, out);
+        mc.load_end = tool_load_average();
+        print_table(out, &mc);
+        if (g_noise.noisy)
+            printf("\nnoise: %u of %u figures varied more than %.0f%% between repetitions (at worst %.0f%%)%s: take them "
+                   "as rough; rerun on an idle machine, or with --repeat 5\n",
+                   g_noise.noisy, g_noise.figures, 100.0 * NOISY_SPREAD, 100.0 * g_noise.worst,
+                   machine_busy(mc.load_end, mc.cores, 1.0) ? ", the machine busy" : "");
+        else if (machine_busy(mc.load_end, mc.cores, 1.0))
+            printf("\nbusy: load average %.2f on %u cores at the end: other work ran beside the bench\n", mc.load_end,
+                   mc.cores);
+        if (json) rc = write_json(json, out, &mc);
         if (json && !rc) printf("\nwrote %s\n", json);
     }
     free(out);

@@ -127,6 +127,7 @@ int tool_profile(int argc, char** argv) {
         fprintf(stderr, "volley profile: takes no file, got '%s'\nTry 'volley profile --help'.\n", argv[optind]);
         return TOOL_EXIT_USAGE;
     }
+    if (json && !tool_writable("profile", json)) return TOOL_EXIT_FAIL;
     printf("volley %s, SIMD backend %s (%u lanes), CPU features: %s\n", vl_version_string(), vl_simd_backend(),
            vl_simd_width(), tool_cpu_features());
     tool_progress p;

@@ -15,9 +15,6 @@
 
 #include "tool.h"
 
-#ifndef VOLLEY_DATA_DIR
-#define VOLLEY_DATA_DIR ""
-#endif
 
 void tool_scene_free(tool_scene* s) {
     scene_free(&s->mesh);
@@ -144,18 +141,53 @@ int tool_scene_file(const char* path, tool_scene* out) {
     return 0;
 }
 
-int tool_scene_bunny(tool_scene* out) {
-    const char* dir = getenv("VOLLEY_DATA_DIR");
-    if (!dir || !*dir) dir = VOLLEY_DATA_DIR;
+/* Whether `dir` holds bunny00.off. */
+static int data_dir_has_bunny(const char* dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s/bunny00.off", dir);
-    if (access(path, R_OK) != 0) {
+    return access(path, R_OK) == 0;
+}
+
+int tool_data_dir(char* out, size_t size, int* from_env) {
+    *from_env = 0;
+    const char* env = getenv("VOLLEY_DATA_DIR");
+    if (env && *env) {
+        snprintf(out, size, "%s", env);
+        *from_env = 1;
+        return data_dir_has_bunny(out);
+    }
+    /* From the program's own folder upwards: an install's share/volley/data (BIN/../share), a
+     * checkout's data/ (build/X/tools/volley sits three folders below it) and ../shared/data. */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 0;
+    exe[n] = '\0';
+    static const char* const below[] = {"share/volley/data", "data", "../shared/data"};
+    for (int up = 0; up < 6; up++) {
+        char* slash = strrchr(exe, '/');
+        if (!slash || slash == exe) break;
+        *slash = '\0';
+        for (size_t k = 0; k < sizeof below / sizeof below[0]; k++) {
+            snprintf(out, size, "%s/%s", exe, below[k]);
+            if (data_dir_has_bunny(out)) return 1;
+        }
+    }
+    snprintf(out, size, "share/volley/data beside the volley program, or a checkout's data/");
+    return 0;
+}
+
+int tool_scene_bunny(tool_scene* out) {
+    char dir[4096];
+    int from_env = 0;
+    if (!tool_data_dir(dir, sizeof dir, &from_env)) {
         fprintf(stderr,
-                "volley: the bunny scene needs bunny00.off, not found in '%s' (set VOLLEY_DATA_DIR to the folder "
-                "that holds it; see README.md)\n",
-                dir);
+                "volley: the bunny scene needs bunny00.off, not found in %s%s%s (scripts/fetch-data.sh fetches it; "
+                "set VOLLEY_DATA_DIR to the folder that holds it)\n",
+                from_env ? "'" : "", dir, from_env ? "' (VOLLEY_DATA_DIR)" : "");
         return 1;
     }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/bunny00.off", dir);
     if (tool_scene_file(path, out)) return 1;
     snprintf(out->name, sizeof out->name, "bunny");
     return 0;

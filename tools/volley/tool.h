@@ -34,8 +34,11 @@ typedef struct tool_scene {
 
 /* The procedural world of the bench (tests/scenes.h), full size or small (quick). 0 on success. */
 int tool_scene_world(int quick, tool_scene* out);
-/* The Stanford bunny from the data folder ($VOLLEY_DATA_DIR, else the build's). 0 on success;
- * prints why not otherwise. */
+/* The folder of meshes, found at run time: $VOLLEY_DATA_DIR when set, else, from the program's
+ * folder upwards, share/volley/data, data/ or ../shared/data, the first holding bunny00.off.
+ * 1 when found; else 0, with `out` saying where it looked. */
+int tool_data_dir(char* out, size_t size, int* from_env);
+/* The Stanford bunny from the data folder (tool_data_dir). 0 on success; prints why not otherwise. */
 int tool_scene_bunny(tool_scene* out);
 /* A mesh file in any format assimp reads (OBJ, PLY, STL, glTF, OFF...). 0 on success; otherwise
  * prints one line saying whether the file is missing, unreadable, corrupt or empty. */
@@ -60,6 +63,15 @@ int tool_has_ticks(void);
 /* CPU features the machine has that the SIMD backends use, as "a b c". */
 const char* tool_cpu_features(void);
 
+/* The machine and the run, for figures that can be compared: the CPU's model name, the cores
+ * online, the 1-minute load average (-1 when unknown), the time now as ISO 8601 UTC, and the
+ * build type of this tool (Release, Debug...). */
+const char* tool_cpu_model(void);
+unsigned tool_cores(void);
+double tool_load_average(void);
+const char* tool_utc_now(void);
+const char* tool_build_type(void);
+
 /* A progress line on stderr, only when stderr is a terminal and the work has run over a second. */
 typedef struct tool_progress {
     double start, last;
@@ -69,6 +81,11 @@ typedef struct tool_progress {
 void tool_progress_start(tool_progress* p, const char* label);
 void tool_progress_update(tool_progress* p, double fraction);
 void tool_progress_done(tool_progress* p);
+
+/* Whether `path` can be written (an existing file, or a new one in a folder that exists and is
+ * writable); says why not, as "volley CMD: cannot write ...", when it cannot. Called before the
+ * work, so that a wrong output name fails at once. */
+int tool_writable(const char* cmd, const char* path);
 
 /* Writes s as a JSON string (quoted, escaped). */
 void tool_json_string(FILE* f, const char* s);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -119,4 +120,84 @@ void tool_json_string(FILE* f, const char* s) {
         else fputc(c, f);
     }
     fputc('"', f);
+}
+
+const char* tool_cpu_model(void) {
+    static char model[160];
+    if (model[0]) return model;
+    snprintf(model, sizeof model, "unknown");
+    FILE* f = fopen("/proc/cpuinfo", "r");
+    if (!f) return model;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        /* x86: "model name"; ARM: "Model" or, failing that, "CPU part" */
+        if (!strncmp(line, "model name", 10) || !strncmp(line, "Model", 5) || !strncmp(line, "CPU part", 8)) {
+            const char* v = strchr(line, ':');
+            if (!v) continue;
+            for (v++; *v == ' ' || *v == '\t'; v++) {}
+            snprintf(model, sizeof model, "%s", v);
+            model[strcspn(model, "\n")] = '\0';
+            if (strncmp(line, "CPU part", 8)) break;
+        }
+    }
+    fclose(f);
+    return model;
+}
+
+unsigned tool_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
+double tool_load_average(void) {
+    double load = -1;
+    FILE* f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
+const char* tool_utc_now(void) {
+    static char buf[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+const char* tool_build_type(void) {
+#ifdef VOLLEY_TOOL_BUILD_TYPE
+    return VOLLEY_TOOL_BUILD_TYPE[0] ? VOLLEY_TOOL_BUILD_TYPE : "unspecified";
+#else
+    return "unspecified";
+#endif
+}
+
+int tool_writable(const char* cmd, const char* path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "volley %s: cannot write '%s': it is a directory\n", cmd, path);
+            return 0;
+        }
+        if (access(path, W_OK) != 0) {
+            fprintf(stderr, "volley %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char* slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "volley %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+        return 0;
+    }
+    return 1;
 }
