@@ -249,12 +249,11 @@ VL_API vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* b
 /* The overlapping pairs as of the last commit (unspecified order; none before the first commit),
  * whatever was added, moved, flipped or removed since; valid until the next call that changes bp;
  * *count (count may be NULL) receives their number. The kinds keep pairs of indices: the first
- * call after a change copies them as handles into storage that bp keeps (one pass over the pairs;
- * later calls return the same copy), which each commit grows to the pair count; VL_BROADPHASE_SAP,
- * whose pair manager follows every change at once, makes that copy in each commit instead. NULL
- * (and *count 0) when bp is NULL, or when memory ran out both in the last commit's growth of that
- * storage and now (call again later; for VL_BROADPHASE_SAP once bp has changed since that commit,
- * until the next commit); never NULL otherwise, even with no pairs. */
+ * call after a change copies them as handles into storage that bp keeps (one pass over the pairs,
+ * which for VL_BROADPHASE_SAP skips those its pair manager created since the commit; later calls
+ * return the same copy), which each commit grows to the pair count. NULL (and *count 0) when bp
+ * is NULL, or when memory ran out both in the last commit's growth of that storage and now (call
+ * again later); never NULL otherwise, even with no pairs. */
 VL_API const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count);
 
 /* Number of live objects; 0 for NULL. */

@@ -74,20 +74,16 @@ static void objects_free(vl_bp_objects* o) {
     vl_array_free((void**)&o->pending, &o->pending_cap, sizeof(uint32_t));
 }
 
-/* A change to the kind's state (add, update, remove, flip): the copy of the committed pairs goes
- * stale for a kind whose pairs only a commit changes; a live kind's copy is the committed pairs
- * still, and if its commit could not make one, they are gone until the next commit. */
-static void pairs_changing(vl_broadphase* bp) {
-    if (!bp->ops->live_pairs) bp->handle_pairs_fresh = 0;
-    else if (!bp->handle_pairs_fresh) bp->handle_pairs_lost = 1;
-}
-
-/* The copy of the kind's pairs as handles; 0 when its storage cannot grow. */
+/* The copy of the last commit's pairs as handles (the kind's pairs, or for a kind with a working
+ * set, its committed_pairs); 0 when its storage cannot grow. */
 static int copy_pairs(vl_broadphase* bp) {
     uint32_t n = 0;
     const vl_pair* pairs = bp->ops->pairs(bp, &n);
     if (vl_array_reserve((void**)&bp->handle_pairs, &bp->handle_pairs_cap, 0, n, sizeof(vl_pair)) != VL_OK) return 0;
-    if (n) memcpy(bp->handle_pairs, pairs, (size_t)n * sizeof *pairs);
+    if (bp->ops->committed_pairs)
+        n = bp->ops->committed_pairs(bp, bp->handle_pairs);
+    else if (n)
+        memcpy(bp->handle_pairs, pairs, (size_t)n * sizeof *pairs);
     pairs_to_handles(&bp->objects, bp->handle_pairs, 0, n);
     bp->handle_pairs_count = n;
     bp->handle_pairs_fresh = 1;
@@ -187,7 +183,7 @@ vl_status vl_broadphase_add(vl_broadphase* bp, uint32_t* out_handles, const vl_a
         out_handles[i] = h; /* the slots, for the kind; handles below */
     }
     o->alive += count;
-    pairs_changing(bp);
+    bp->handle_pairs_fresh = 0;
     s = bp->ops->add(bp, out_handles, count);
     if (s != VL_OK) {
         /* the popped slots are still in free_slots past free_count */
@@ -212,7 +208,7 @@ vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles, const
     unmark(o, o->slots, count);
     s = check_boxes(boxes, count);
     if (s != VL_OK) return s;
-    pairs_changing(bp);
+    bp->handle_pairs_fresh = 0;
     s = bp->ops->update(bp, o->slots, boxes, count);
     if (s == VL_OK) VL_BP_DEBUG_VALIDATE(bp);
     return s;
@@ -224,7 +220,7 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
     vl_bp_objects* o = &bp->objects;
     vl_status s = mark_handles(o, handles, count);
     if (s != VL_OK) return s;
-    pairs_changing(bp);
+    bp->handle_pairs_fresh = 0;
     bp->ops->remove(bp, o->slots, count);
     for (uint32_t i = 0; i < count; i++) {
         o->flags[o->slots[i]] = 0;
@@ -252,7 +248,7 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
     for (uint32_t i = 0; i < count; i++)
         if ((o->flags[o->slots[i]] & VL_OBJ_STATIC) != want) flip[n++] = o->slots[i];
     if (!n) return VL_OK;
-    pairs_changing(bp);
+    bp->handle_pairs_fresh = 0;
     if (bp->ops->set_static) {
         s = bp->ops->set_static(bp, flip, n, is_static);
         VL_BP_DEBUG_VALIDATE(bp);
@@ -292,14 +288,11 @@ static vl_status commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer*
     /* before the pending slots are freed: a deleted pair of a removed object names its last handle */
     if (created) pairs_to_handles(o, created->pairs, created_start, created->count);
     if (deleted) pairs_to_handles(o, deleted->pairs, deleted_start, deleted->count);
-    bp->handle_pairs_fresh = 0, bp->handle_pairs_lost = 0;
-    if (bp->ops->live_pairs) {
-        (void)copy_pairs(bp); /* the committed pairs, before the next change moves them */
-    } else { /* room for vl_broadphase_pairs' copy, so that it need not allocate; on failure it tries again */
-        uint32_t n = 0;
-        bp->ops->pairs(bp, &n);
-        (void)vl_array_reserve((void**)&bp->handle_pairs, &bp->handle_pairs_cap, 0, n, sizeof(vl_pair));
-    }
+    bp->handle_pairs_fresh = 0;
+    /* room for vl_broadphase_pairs' copy, so that it need not allocate; on failure it tries again */
+    uint32_t n = 0;
+    bp->ops->pairs(bp, &n);
+    (void)vl_array_reserve((void**)&bp->handle_pairs, &bp->handle_pairs_cap, 0, n, sizeof(vl_pair));
     /* handles freed in this period may be given again from now on */
     for (uint32_t i = 0; i < o->pending_count; i++) o->free_slots[o->free_count++] = o->pending[i];
     o->pending_count = 0;
@@ -323,7 +316,6 @@ const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count) {
     static const vl_pair none = {0, 0};
     /* the handle copy is a cache: bp is the caller's non-const object, one thread at a time */
     vl_broadphase* cache = (vl_broadphase*)(uintptr_t)bp;
-    if (bp->handle_pairs_lost) return NULL;
     if (!bp->handle_pairs_fresh && !copy_pairs(cache)) return NULL;
     if (count) *count = bp->handle_pairs_count;
     /* never NULL for a broadphase, so that memcpy(dst, pairs, 0) is fine */

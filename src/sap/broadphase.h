@@ -52,10 +52,10 @@ typedef struct vl_broadphase_ops {
     /* objects handles[count], alive and each changing to is_static, change all or nothing;
      * NULL: they leave through remove and come back through add with the other flag */
     vl_status (*set_static)(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
-    /* 1: pairs lists the working set, which add, update and remove change before the commit (the
-     * SAP's pair manager), so the facade copies the committed pairs at each commit; 0: pairs
-     * changes only at a commit, and the copy is made when first asked for */
-    int live_pairs;
+    /* where pairs lists a working set that add, update and remove change before the commit (the
+     * SAP's pair manager): writes the last commit's pairs into out (room for pairs' count) and
+     * returns their number; NULL where pairs changes only at a commit */
+    uint32_t (*committed_pairs)(const vl_broadphase* bp, vl_pair* out);
 } vl_broadphase_ops;
 
 struct vl_broadphase {
@@ -63,12 +63,10 @@ struct vl_broadphase {
     vl_broadphase_desc desc;
     vl_bp_objects objects;
     void* impl; /* the kind's state */
-    /* the last commit's pairs as handles: made by vl_broadphase_pairs when stale (after any change),
-     * or at each commit for a kind with live_pairs; lost: a live kind's copy failed for memory at
-     * the last commit and a change has come since, so the committed pairs are gone until the next */
+    /* the last commit's pairs as handles, made by vl_broadphase_pairs when stale (after any change) */
     vl_pair* handle_pairs;
     uint32_t handle_pairs_cap, handle_pairs_count;
-    int handle_pairs_fresh, handle_pairs_lost;
+    int handle_pairs_fresh;
 };
 
 extern const vl_broadphase_ops vl_sap_ops;

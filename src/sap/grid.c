@@ -362,5 +362,5 @@ static const vl_pair* grid_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 const vl_broadphase_ops vl_grid_ops = {
-    grid_create, grid_destroy, grid_add, grid_update, grid_remove, grid_commit, grid_pairs, NULL, vl_grid_validate, NULL, NULL, 0,
+    grid_create, grid_destroy, grid_add, grid_update, grid_remove, grid_commit, grid_pairs, NULL, vl_grid_validate, NULL, NULL, NULL,
 };

@@ -602,5 +602,5 @@ static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
 
 const vl_broadphase_ops vl_msap_ops = {
     msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate,
-    msap_commit_parallel, NULL, 0,
+    msap_commit_parallel, NULL, NULL,
 };

@@ -205,5 +205,5 @@ static vl_status pbp_validate(const vl_broadphase* bp) {
 
 const vl_broadphase_ops vl_prune_bp_ops = {
     pbp_create, pbp_destroy, pbp_add, pbp_update, pbp_remove, pbp_commit, pbp_pairs, NULL, pbp_validate,
-    pbp_commit_parallel, NULL, 0,
+    pbp_commit_parallel, NULL, NULL,
 };

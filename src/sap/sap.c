@@ -185,6 +185,16 @@ static const vl_pair* sap_pairs(const vl_broadphase* bp, uint32_t* count) {
     return sap->pm.pairs;
 }
 
+/* The last commit's pairs: the stored ones but those created since (a pair flagged removed since
+ * was committed, and is still stored until the next commit). */
+static uint32_t sap_committed_pairs(const vl_broadphase* bp, vl_pair* out) {
+    const vl_sap* sap = bp->impl;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < sap->pm.count; i++)
+        if (!(sap->pm.flags[i] & VL_PM_NEW)) out[n++] = sap->pm.pairs[i];
+    return n;
+}
+
 static void** sap_pair_user(const vl_broadphase* bp, uint32_t a, uint32_t b) {
     const vl_sap* sap = bp->impl;
     uint32_t i = vl_pm_find(&sap->pm, a, b);
@@ -194,5 +204,5 @@ static void** sap_pair_user(const vl_broadphase* bp, uint32_t a, uint32_t b) {
 
 const vl_broadphase_ops vl_sap_ops = {
     sap_create, sap_destroy, vl_sap_add, sap_update, vl_sap_remove,
-    sap_commit, sap_pairs, sap_pair_user, vl_sap_validate, NULL, vl_sap_set_static, 1,
+    sap_commit, sap_pairs, sap_pair_user, vl_sap_validate, NULL, vl_sap_set_static, sap_committed_pairs,
 };

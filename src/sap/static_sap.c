@@ -252,5 +252,5 @@ static const vl_pair* ssap_pairs(const vl_broadphase* bp, uint32_t* count) {
 
 const vl_broadphase_ops vl_static_sap_ops = {
     ssap_create, ssap_destroy, vl_ssap_add, ssap_update, vl_ssap_remove, ssap_commit, ssap_pairs, NULL,
-    vl_ssap_validate, NULL, vl_ssap_set_static, 0,
+    vl_ssap_validate, NULL, vl_ssap_set_static, NULL,
 };
