@@ -194,8 +194,8 @@ static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uin
     CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "%s: create", what);
     if (!bp) return;
     mirror m;
-    mirror_init(&m, 2 * max_objects + max_batch + 16); /* live, and removed until the next commit */
     uint32_t max_scene = scene == SCENE_IDENTICAL ? 400 : max_objects;
+    mirror_init(&m, 2 * max_scene + max_batch + 16); /* live, and removed until the next commit */
     for (uint32_t step = 0; step < steps; step++) {
         uint32_t op = test_u32(&r, 10);
         uint32_t k = 1 + test_u32(&r, test_u32(&r, 4) == 0 ? max_batch : (max_batch < 40 ? max_batch : 40));
@@ -299,6 +299,7 @@ static void test_mover_mix(int far) {
         for (int scene = 0; scene < SCENE_COUNT; scene++) {
             test_rng r = {31 + (uint64_t)scene};
             uint32_t n = scene == SCENE_IDENTICAL ? 300 : test_scaled(far ? 600 : 3000);
+            if (n < 100) n = 100; /* the world below starts with n - n / 4 - 40 movers */
             g_scene_offset = far ? scene_offset(1 + (uint32_t)(kind + scene) % (SCENE_OFFSET_COUNT - 1)) : 0.0f;
             mirror m;
             vl_broadphase* bp = world_start(kind, scene, &r, &m, n, n / 4, n - n / 4 - 40);
