@@ -242,7 +242,7 @@ static void test_sweep(void) {
     uint32_t ns = test_scaled(g_scene_offset != 0 ? 1000 : 3000), nd = 150;
     world w;
     world_init(&w, KIND_STATIC_SAP, ns + nd, "sweep");
-    vl_aabb* boxes = malloc(ns * sizeof *boxes);
+    vl_aabb* boxes = malloc((ns > nd ? ns : nd) * sizeof *boxes); /* the statics, then the movers */
     static_world(boxes, ns, &r, 400);
     world_add(&w, boxes, ns, 1);
     for (uint32_t i = 0; i < nd; i++) boxes[i] = make_box(test_float(&r, 0, 400), 1, test_float(&r, 0, 400), 1, 1, 1);
