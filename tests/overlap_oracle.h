@@ -147,22 +147,8 @@ static inline double oracle_sphere_tri_gap(const double v[3][3], const vl_sphere
     return d - q->radius;
 }
 
-/* The distance from the sphere's center to the triangle's box, less its radius: a lower bound of
- * the gap. */
-static inline double oracle_sphere_tri_box_gap(const double v[3][3], const vl_sphere* q) {
-    double d2 = 0;
-    for (int a = 0; a < 3; a++) {
-        double lo = fmin(v[0][a], fmin(v[1][a], v[2][a])), hi = fmax(v[0][a], fmax(v[1][a], v[2][a]));
-        double m = fmax(fmax(lo - q->center[a], q->center[a] - hi), 0.0);
-        d2 += m * m;
-    }
-    return sqrt(d2) - q->radius;
-}
-
 static inline int oracle_sphere_tri(const double v[3][3], const vl_sphere* q) {
-    double s = q->radius + oracle_tri_extent(v);
-    if (oracle_classify(oracle_sphere_tri_box_gap(v, q), s) == 0) return 0; /* surely apart: its box is */
-    return oracle_classify(oracle_sphere_tri_gap(v, q), s);
+    return oracle_classify(oracle_sphere_tri_gap(v, q), q->radius + oracle_tri_extent(v));
 }
 
 static inline int oracle_box_box(const vl_aabb* p, const vl_aabb* q) {

@@ -102,7 +102,6 @@ vl_status vl_broadphase_create(const vl_broadphase_desc* desc, vl_broadphase** o
     if (!bp) return VL_ERR_OUT_OF_MEMORY;
     bp->ops = ops;
     bp->desc = d;
-    bp->handle_pairs_fresh = 1; /* no commit yet: no pairs */
     vl_status s = d.expected_objects ? objects_reserve(&bp->objects, d.expected_objects) : VL_OK;
     if (s == VL_OK) s = ops->create(bp);
     if (s != VL_OK) {
@@ -284,11 +283,11 @@ static vl_status commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer*
         s = ctx && bp->ops->commit_parallel ? bp->ops->commit_parallel(bp, ctx, created, deleted)
                                             : bp->ops->commit(bp, created, deleted);
     if (s != VL_OK) return s;
+    bp->handle_pairs_fresh = 0;
     vl_bp_objects* o = &bp->objects;
     /* before the pending slots are freed: a deleted pair of a removed object names its last handle */
     if (created) pairs_to_handles(o, created->pairs, created_start, created->count);
     if (deleted) pairs_to_handles(o, deleted->pairs, deleted_start, deleted->count);
-    bp->handle_pairs_fresh = 0;
     /* room for vl_broadphase_pairs' copy, so that it need not allocate; on failure it tries again */
     uint32_t n = 0;
     bp->ops->pairs(bp, &n);

@@ -180,6 +180,13 @@ void** vl_pm_user(const vl_pair_manager* pm, uint32_t a, uint32_t b) {
     return (i == VL_PM_NONE || !pm->user) ? NULL : &pm->user[i];
 }
 
+uint32_t vl_pm_committed(const vl_pair_manager* pm, vl_pair* out) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < pm->count; i++)
+        if (!(pm->flags[i] & VL_PM_NEW)) out[n++] = pm->pairs[i];
+    return n;
+}
+
 uint32_t vl_pm_live_count(const vl_pair_manager* pm) {
     uint32_t live = pm->count;
     for (uint32_t t = 0; t < pm->touched_count; t++) {

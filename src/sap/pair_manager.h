@@ -62,6 +62,9 @@ vl_status vl_pm_commit(vl_pair_manager* pm, vl_pair_buffer* created, vl_pair_buf
 /* The user pointer slot of pair (a, b), or NULL when absent or without user data. */
 void** vl_pm_user(const vl_pair_manager* pm, uint32_t a, uint32_t b);
 
+/* The pairs of the last commit into out (room for pm->count): the stored ones but those created
+ * since (a pair flagged REMOVED since was committed, and is stored until the next commit). */
+uint32_t vl_pm_committed(const vl_pair_manager* pm, vl_pair* out);
 /* Pairs not flagged REMOVED. */
 uint32_t vl_pm_live_count(const vl_pair_manager* pm);
 

@@ -185,14 +185,8 @@ static const vl_pair* sap_pairs(const vl_broadphase* bp, uint32_t* count) {
     return sap->pm.pairs;
 }
 
-/* The last commit's pairs: the stored ones but those created since (a pair flagged removed since
- * was committed, and is still stored until the next commit). */
 static uint32_t sap_committed_pairs(const vl_broadphase* bp, vl_pair* out) {
-    const vl_sap* sap = bp->impl;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < sap->pm.count; i++)
-        if (!(sap->pm.flags[i] & VL_PM_NEW)) out[n++] = sap->pm.pairs[i];
-    return n;
+    return vl_pm_committed(&((const vl_sap*)bp->impl)->pm, out);
 }
 
 static void** sap_pair_user(const vl_broadphase* bp, uint32_t a, uint32_t b) {
