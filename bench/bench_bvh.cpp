@@ -17,6 +17,7 @@
 
 #include <volley/volley.h>
 
+#include "bench_exec.h"
 #include "bench_scenes.h"
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -80,7 +81,7 @@ void report_hits(benchmark::State& state, uint64_t rays, const std::vector<vl_hi
 }
 
 // batch 0: vl_bvh_raycast1 on every ray; otherwise vl_bvh_raycast on batches of `batch` rays, or
-// vl_bvh_raycast_scratch on one scratch block made before the timing (own_scratch).
+// vl_bvh_raycast on one scratch block made before the timing (own_scratch).
 void volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags, uint32_t batch,
                   bool own_scratch = false) {
     BenchScene* s = get_scene(which);
@@ -88,7 +89,7 @@ void volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags
     const std::vector<vl_ray>& rays = s->rays[rayset];
     std::vector<vl_hit> hits(kRays);
     const size_t bytes = own_scratch ? vl_bvh_raycast_scratch_size(s->bvh, batch, flags) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
     if (bytes && !scratch) return state.SkipWithError("no scratch");
     uint64_t traced = 0;
     for (auto _ : state) {
@@ -96,11 +97,11 @@ void volley_batch(benchmark::State& state, int which, int rayset, uint32_t flags
             for (uint32_t i = 0; i < kRays; i++) vl_bvh_raycast1(s->bvh, &rays[i], flags, &hits[i]);
         } else if (own_scratch) {
             for (uint32_t i = 0; i < kRays; i += batch)
-                vl_bvh_raycast_scratch(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i,
-                                       scratch, bytes);
+                vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i,
+                                       on_scratch(scratch, bytes));
         } else {
             for (uint32_t i = 0; i < kRays; i += batch)
-                vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i);
+                vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kRays - i), flags, hits.data() + i, NULL);
         }
         traced += kRays;
     }
@@ -128,7 +129,7 @@ void BM_volley_build(benchmark::State& state, int which) {
     vl_bvh_stats st{};
     for (auto _ : state) {
         vl_bvh* bvh = nullptr;
-        vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, &desc, &bvh);
+        vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, &desc, &bvh, NULL);
         state.PauseTiming();
         vl_bvh_get_stats(bvh, &st);
         vl_bvh_destroy(bvh);
@@ -167,7 +168,7 @@ void BM_embree_1(benchmark::State& state, int which, int rayset, uint32_t flags)
     for (auto _ : state) {
         h = 0;
         for (uint32_t i = 0; i < kRays; i++) {
-            if (flags == VL_RAY_ANY) {
+            if (flags == VL_QUERY_ANY) {
                 RTCRay ray;
                 to_embree(rays[i], &ray);
                 rtcOccluded1(scene, &ctx, &ray);
@@ -204,7 +205,7 @@ void BM_embree_1M(benchmark::State& state, int which, int rayset, uint32_t flags
                 to_embree(rays[base + i], &rh[i].ray);
                 rh[i].hit.geomID = RTC_INVALID_GEOMETRY_ID;
             }
-            if (flags == VL_RAY_ANY) {
+            if (flags == VL_QUERY_ANY) {
                 rtcOccluded1M(scene, &ctx, &rh[0].ray, n, sizeof(RTCRayHit));
                 for (uint32_t i = 0; i < n; i++) h += rh[i].ray.tfar < 0.0f;
             } else {
@@ -302,9 +303,9 @@ int register_all() {
                 // small batches on the caller's scratch (no allocation per call)
                 benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley_scratch, which, r, flags)
                     ->ArgName("batch")->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
-                // the same batches with the hint VL_RAY_GROUP_BY_ORIGIN (it changes batches of several chunks only)
+                // the same batches with the hint VL_QUERY_GROUP_BY_ORIGIN (it changes batches of several chunks only)
                 benchmark::RegisterBenchmark((p + "volley_grouped").c_str(), BM_volley_batch, which, r,
-                                             flags | VL_RAY_GROUP_BY_ORIGIN)
+                                             flags | VL_QUERY_GROUP_BY_ORIGIN)
                     ->ArgName("batch")->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
                 benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley_single, which, r, flags)
                     ->Unit(benchmark::kMillisecond)->UseRealTime();

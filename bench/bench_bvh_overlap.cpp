@@ -19,6 +19,7 @@
 
 #include <volley/volley.h>
 
+#include "bench_exec.h"
 #include "bench_scenes.h"
 
 namespace {
@@ -64,7 +65,7 @@ void BM_volley(benchmark::State& state, int which, int spheres, bool own_scratch
     if (!s) return state.SkipWithError("scene missing");
     const uint32_t batch = (uint32_t)state.range(0);
     const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(s->bvh, batch) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
     vl_pair_buffer out{};
     uint64_t done = 0, pairs = 0;
     for (auto _ : state) {
@@ -72,14 +73,14 @@ void BM_volley(benchmark::State& state, int which, int spheres, bool own_scratch
         for (uint32_t i = 0; i < kQueries; i += batch ? batch : 1) {
             const uint32_t n = batch ? std::min(batch, kQueries - i) : 1;
             if (batch == 0) {
-                if (spheres) vl_bvh_overlap_sphere1(s->bvh, &s->spheres[i], i, &out);
-                else vl_bvh_overlap_box1(s->bvh, &s->boxes[i], i, &out);
+                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], 1, &out, nullptr);
+                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], 1, &out, nullptr);
             } else if (own_scratch) {
-                if (spheres) vl_bvh_overlap_spheres_scratch(s->bvh, &s->spheres[i], n, &out, scratch, bytes);
-                else vl_bvh_overlap_boxes_scratch(s->bvh, &s->boxes[i], n, &out, scratch, bytes);
+                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out, on_scratch(scratch, bytes));
+                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out, on_scratch(scratch, bytes));
             } else {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out);
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out);
+                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out, NULL);
+                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out, NULL);
             }
         }
         done += kQueries;
@@ -96,7 +97,7 @@ void BM_volley_build(benchmark::State& state, int which) {
     const scene_mesh& m = s->mesh;
     for (auto _ : state) {
         vl_bvh* bvh = nullptr;
-        vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+        vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh, NULL);
         state.PauseTiming();
         vl_bvh_destroy(bvh);
         state.ResumeTiming();
@@ -111,12 +112,12 @@ void BM_volley_refit(benchmark::State& state, int which) {
     if (!s) return state.SkipWithError("scene missing");
     const scene_mesh& m = s->mesh;
     vl_bvh* bvh = nullptr;
-    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh, NULL);
     std::vector<float> moved(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
     for (size_t i = 0; i < moved.size(); i += 3) moved[i + 1] += 0.2f * std::sin(moved[i] * 0.3f);
     uint64_t k = 0;
-    for (auto _ : state) vl_bvh_refit_triangles(bvh, (k++ & 1) ? m.xyz : moved.data());
-    vl_bvh_refit_triangles(bvh, moved.data());
+    for (auto _ : state) vl_bvh_refit_triangles(bvh, (k++ & 1) ? m.xyz : moved.data(), NULL);
+    vl_bvh_refit_triangles(bvh, moved.data(), NULL);
     vl_bvh_stats st{};
     vl_bvh_get_stats(bvh, &st);
     state.counters["sah_growth"] = st.sah_growth;

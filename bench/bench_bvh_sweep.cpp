@@ -17,6 +17,7 @@
 
 #include <volley/volley.h>
 
+#include "bench_exec.h"
 #include "bench_scenes.h"
 
 namespace {
@@ -71,24 +72,24 @@ void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
     const uint32_t batch = (uint32_t)state.range(0);
     std::vector<vl_hit> hits(kSweeps);
     const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
     uint64_t done = 0;
     for (auto _ : state) {
         for (uint32_t i = 0; i < kSweeps; i += batch ? batch : kSweeps) {
             uint32_t n = batch ? std::min(batch, kSweeps - i) : kSweeps;
             if (!batch) {
                 for (uint32_t j = 0; j < kSweeps; j++) {
-                    if (boxes) vl_bvh_sweep_box1(s->bvh, &s->boxes[j], 0, &hits[j], nullptr);
-                    else vl_bvh_sweep_sphere1(s->bvh, &s->spheres[j], 0, &hits[j], nullptr);
+                    if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[j], 1, 0, &hits[j], nullptr, NULL);
+                    else vl_bvh_sweep_spheres(s->bvh, &s->spheres[j], 1, 0, &hits[j], nullptr, NULL);
                 }
             } else if (scratch) {
                 if (boxes)
-                    vl_bvh_sweep_boxes_scratch(s->bvh, &s->boxes[i], n, 0, &hits[i], nullptr, scratch, bytes);
+                    vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
                 else
-                    vl_bvh_sweep_spheres_scratch(s->bvh, &s->spheres[i], n, 0, &hits[i], nullptr, scratch, bytes);
+                    vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
             } else {
-                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i]);
-                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i]);
+                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], NULL, NULL);
+                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], NULL, NULL);
             }
         }
         done += kSweeps;

@@ -4,8 +4,8 @@
 #include <volley/volley.h>
 
 int main(int argc, char** argv) {
-    benchmark::AddCustomContext("volley", vl_version_string());
-    benchmark::AddCustomContext("volley_simd", vl_simd_backend());
+    benchmark::AddCustomContext("volley", vl_get_version_string());
+    benchmark::AddCustomContext("volley_simd", vl_get_simd_backend());
     // Debian's libbenchmark is built without NDEBUG and says "Library was built as DEBUG" about
     // itself: the context names volley's own build type beside it.
     benchmark::AddCustomContext("volley_build_type", VOLLEY_BENCH_BUILD_TYPE);

@@ -1,6 +1,5 @@
-// Parallel forms against one worker: vl_bvh_raycast_parallel on 1M rays submitted in batches (as a
-// game submits them), vl_bvh_build_triangles_parallel and vl_bvh_refit_triangles_parallel, through
-// the default pool (vl_thread_pool) of W workers; W = 1 is a context without a job system (the
+// Calls on a context against one worker: vl_bvh_raycast on 1M rays submitted in batches (as a
+// game submits them), vl_bvh_build_triangles and vl_bvh_refit_triangles, through the default pool (vl_thread_pool) of W workers; W = 1 is a context without a job system (the
 // serial path). Beside them, Embree 3's own scaling when CMake found it: rtcIntersect1M /
 // rtcOccluded1M on the same batches from W threads, and rtcCommitScene on a device "threads=W".
 // Scenes: the bunny (when the data folder is there) and the procedural world of bench_bvh.cpp (1.1M
@@ -24,6 +23,7 @@
 
 #include <volley/volley.h>
 
+#include "bench_exec.h"
 #include "bench_scenes.h"
 
 namespace {
@@ -64,7 +64,7 @@ struct ParContext {
     vl_context* ctx = nullptr;
     explicit ParContext(uint32_t workers) {
         vl_task_system ts = {nullptr, nullptr, nullptr, 1};
-        if (workers > 1 && vl_thread_pool_create(workers, &pool) == VL_OK) ts = vl_thread_pool_task_system(pool);
+        if (workers > 1 && vl_thread_pool_create(workers, &pool) == VL_OK) ts = vl_thread_pool_get_task_system(pool);
         vl_context_create(&ts, &ctx);
     }
     ~ParContext() {
@@ -81,12 +81,12 @@ void BM_par_raycast(benchmark::State& state, int which, int rayset, uint32_t fla
     const std::vector<vl_ray>& rays = s->rays[rayset];
     std::vector<vl_hit> hits(kParRays);
     for (uint32_t i = 0; i < kParRays; i += batch) // warm: the scratch grows once
-        vl_bvh_raycast_parallel(pc.ctx, s->bvh, rays.data() + i, std::min(batch, kParRays - i), flags,
-                                hits.data() + i);
+        vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kParRays - i), flags, hits.data() + i,
+                                on_context(pc.ctx));
     for (auto _ : state)
         for (uint32_t i = 0; i < kParRays; i += batch)
-            vl_bvh_raycast_parallel(pc.ctx, s->bvh, rays.data() + i, std::min(batch, kParRays - i), flags,
-                                    hits.data() + i);
+            vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kParRays - i), flags, hits.data() + i,
+                                    on_context(pc.ctx));
     state.SetItemsProcessed((int64_t)state.iterations() * kParRays);
 }
 
@@ -97,7 +97,7 @@ void BM_par_build(benchmark::State& state, int which) {
     const scene_mesh& m = s->mesh;
     for (auto _ : state) {
         vl_bvh* bvh = nullptr;
-        vl_bvh_build_triangles_parallel(pc.ctx, m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+        vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh, on_context(pc.ctx));
         vl_bvh_destroy(bvh);
     }
     state.SetItemsProcessed((int64_t)state.iterations() * m.triangle_count);
@@ -116,7 +116,7 @@ RefitScene* refit_scene(int which) {
     if (!s) return nullptr;
     const scene_mesh& m = s->mesh;
     auto* r = new RefitScene;
-    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &r->bvh) != VL_OK)
+    if (vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &r->bvh, NULL) != VL_OK)
         return nullptr;
     r->moved.assign(m.xyz, m.xyz + 3 * (size_t)m.vertex_count);
     uint64_t x = 777;
@@ -132,7 +132,7 @@ void BM_par_refit(benchmark::State& state, int which) {
     RefitScene* r = refit_scene(which);
     if (!r) return state.SkipWithError("scene missing");
     ParContext pc((uint32_t)state.range(0));
-    for (auto _ : state) vl_bvh_refit_triangles_parallel(pc.ctx, r->bvh, r->moved.data());
+    for (auto _ : state) vl_bvh_refit_triangles(r->bvh, r->moved.data(), on_context(pc.ctx));
     state.SetItemsProcessed((int64_t)state.iterations() * par_scene(which)->mesh.triangle_count);
 }
 
@@ -153,7 +153,7 @@ void embree_part(RTCScene scene, const vl_ray* rays, uint32_t count, uint32_t ba
             e.time = 0, e.mask = 0xFFFFFFFFu, e.id = 0, e.flags = 0;
             rh[i].hit.geomID = RTC_INVALID_GEOMETRY_ID;
         }
-        if (flags & VL_RAY_ANY)
+        if (flags & VL_QUERY_ANY)
             rtcOccluded1M(scene, &ctx, &rh[0].ray, n, sizeof(RTCRayHit));
         else
             rtcIntersect1M(scene, &ctx, rh.data(), n, sizeof(RTCRayHit));
@@ -266,7 +266,7 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     vl_pair_buffer pairs = {};
     vl_thread_pool* pool = nullptr;
     vl_thread_pool_create(2, &pool);
-    g_probe.inner = vl_thread_pool_task_system(pool);
+    g_probe.inner = vl_thread_pool_get_task_system(pool);
     vl_task_system ts = {probe_enqueue, probe_finish, nullptr, 2};
     vl_context *ctx = nullptr, *one = nullptr;
     vl_context_create(&ts, &ctx);
@@ -278,25 +278,25 @@ void BM_par_path(benchmark::State& state, int which, int rayset, int kind) {
     auto run = [&](vl_context* c) {
         pairs.count = 0;
         if (kind == 3) {
-            vl_box_prune_parallel(c, boxes.data(), kPruneBoxes, &pairs);
+            vl_box_prune(boxes.data(), kPruneBoxes, &pairs, on_context(c));
             return;
         }
         if (kind == 4) {
-            vl_box_prune_bipartite_parallel(c, boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &pairs);
+            vl_box_prune_bipartite(boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &pairs, on_context(c));
             return;
         }
         if (kind == 2) {
-            vl_bvh_refit_triangles_parallel(c, r->bvh, r->moved.data());
+            vl_bvh_refit_triangles(r->bvh, r->moved.data(), on_context(c));
             return;
         }
         if (kind == 1) {
             vl_bvh* bvh = nullptr;
-            vl_bvh_build_triangles_parallel(c, m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh);
+            vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, nullptr, &bvh, on_context(c));
             vl_bvh_destroy(bvh);
             return;
         }
         for (uint32_t i = 0; i < kParRays; i += batch)
-            vl_bvh_raycast_parallel(c, s->bvh, rays.data() + i, std::min(batch, kParRays - i), 0, hits.data() + i);
+            vl_bvh_raycast(s->bvh, rays.data() + i, std::min(batch, kParRays - i), 0, hits.data() + i, on_context(c));
     };
     run(one), run(ctx); // warm
     double best_one = 1e30, best_path = 1e30, best_ideal = 1e30;
@@ -356,11 +356,11 @@ void BM_par_query(benchmark::State& state, int kind) {
     auto run = [&]() {
         out.count = 0;
         switch (kind) {
-        case 0: vl_bvh_sweep_spheres_parallel(pc.ctx, s->bvh, sweeps.data(), kQueries, 0, hits.data(), contacts.data()); break;
-        case 1: vl_bvh_overlap_boxes_parallel(pc.ctx, s->bvh, boxes.data(), kQueries, &out); break;
-        case 2: vl_box_prune_parallel(pc.ctx, boxes.data(), kPruneBoxes, &out); break;
+        case 0: vl_bvh_sweep_spheres(s->bvh, sweeps.data(), kQueries, 0, hits.data(), contacts.data(), on_context(pc.ctx)); break;
+        case 1: vl_bvh_overlap_boxes(s->bvh, boxes.data(), kQueries, &out, on_context(pc.ctx)); break;
+        case 2: vl_box_prune(boxes.data(), kPruneBoxes, &out, on_context(pc.ctx)); break;
         default:
-            vl_box_prune_bipartite_parallel(pc.ctx, boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &out);
+            vl_box_prune_bipartite(boxes.data(), kPruneBoxes, boxes.data() + kPruneBoxes, kPruneB, &out, on_context(pc.ctx));
             break;
         }
     };

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include <time.h>
 
 #include <volley/volley.h>
+
+#include "bench_exec.h"
 
 #ifdef VOLLEY_BENCH_BULLET
 #include <btBulletCollisionCommon.h>
@@ -141,10 +144,10 @@ struct VolleyEngine {
     vl_broadphase* bp = nullptr;
     std::vector<uint32_t> handles, moving;
     vl_pair_buffer created{}, deleted{};
-    vl_context* ctx = nullptr; // set: the commit runs through vl_broadphase_commit_parallel
-    explicit VolleyEngine(vl_broadphase_kind kind) {
+    explicit VolleyEngine(vl_broadphase_kind kind, vl_context* ctx = nullptr) {
         vl_broadphase_desc desc = vl_broadphase_default_desc();
         desc.kind = kind;
+        desc.context = ctx; // set: the commit runs on its job system
         vl_broadphase_create(&desc, &bp);
     }
     ~VolleyEngine() {
@@ -172,32 +175,29 @@ struct VolleyEngine {
     void frame(const Scene& s, int f) {
         vl_broadphase_update(bp, moving.data(), s.path[f].data(), (uint32_t)moving.size());
         created.count = deleted.count = 0;
-        if (ctx)
-            vl_broadphase_commit_parallel(ctx, bp, &created, &deleted);
-        else
-            vl_broadphase_commit(bp, &created, &deleted);
+        vl_broadphase_commit(bp, &created, &deleted);
     }
     uint32_t pairs() const {
         uint32_t n = 0;
-        vl_broadphase_pairs(bp, &n);
+        vl_broadphase_get_pairs(bp, &n);
         return n;
     }
 };
 
 struct VolleySap : VolleyEngine {
-    VolleySap() : VolleyEngine(VL_BROADPHASE_SAP) {}
+    explicit VolleySap(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_SAP, ctx) {}
 };
 struct VolleyBoxPruning : VolleyEngine {
-    VolleyBoxPruning() : VolleyEngine(VL_BROADPHASE_BOX_PRUNING) {}
+    explicit VolleyBoxPruning(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_BOX_PRUNING, ctx) {}
 };
 struct VolleyStaticSap : VolleyEngine {
-    VolleyStaticSap() : VolleyEngine(VL_BROADPHASE_STATIC_SAP) {}
+    explicit VolleyStaticSap(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_STATIC_SAP, ctx) {}
 };
 struct VolleyMultiSap : VolleyEngine {
-    VolleyMultiSap() : VolleyEngine(VL_BROADPHASE_MULTI_SAP) {}
+    explicit VolleyMultiSap(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_MULTI_SAP, ctx) {}
 };
 struct VolleyGrid : VolleyEngine {
-    VolleyGrid() : VolleyEngine(VL_BROADPHASE_GRID) {}
+    explicit VolleyGrid(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_GRID, ctx) {}
 };
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -267,7 +267,7 @@ void BM_SapFrame(benchmark::State& state) {
     state.SetLabel(kSceneNames[state.range(0)]);
 }
 
-// BM_SapFrame with vl_broadphase_commit_parallel through the default pool of range(1) workers
+// BM_SapFrame with the commit on a context (vl_broadphase_desc.context) over the default pool of range(1) workers
 // (1: a context without a job system). Wall-clock time: the commit runs on several threads.
 template <class Engine>
 void BM_SapFrameParallel(benchmark::State& state) {
@@ -275,15 +275,15 @@ void BM_SapFrameParallel(benchmark::State& state) {
     const uint32_t workers = (uint32_t)state.range(1);
     vl_thread_pool* pool = nullptr;
     vl_task_system ts = {nullptr, nullptr, nullptr, 1};
-    if (workers > 1 && vl_thread_pool_create(workers, &pool) == VL_OK) ts = vl_thread_pool_task_system(pool);
+    if (workers > 1 && vl_thread_pool_create(workers, &pool) == VL_OK) ts = vl_thread_pool_get_task_system(pool);
     vl_context* ctx = nullptr;
     vl_context_create(&ts, &ctx);
-    Engine engine;
+    Engine engine(ctx);
     engine.init(s);
     auto frame = [&](int f) {
         vl_broadphase_update(engine.bp, engine.moving.data(), s.path[f].data(), (uint32_t)engine.moving.size());
         engine.created.count = engine.deleted.count = 0;
-        vl_broadphase_commit_parallel(ctx, engine.bp, &engine.created, &engine.deleted);
+        vl_broadphase_commit(engine.bp, &engine.created, &engine.deleted);
     };
     for (int f = 0; f < kFrames; f++) frame(f); // warm up: buffers grown
     int f = 0;
@@ -357,10 +357,12 @@ void BM_SapFrameMultiSapPool(benchmark::State& state) {
     const uint32_t workers = (uint32_t)state.range(0);
     vl_thread_pool* pool = nullptr;
     vl_thread_pool_create(workers, &pool);
-    g_pool_probe.pool = vl_thread_pool_task_system(pool);
+    g_pool_probe.pool = vl_thread_pool_get_task_system(pool);
     vl_task_system ts = {pool_probe_enqueue, pool_probe_finish, nullptr, workers};
-    VolleyMultiSap engine;
-    vl_context_create(&ts, &engine.ctx);
+    vl_context* ctx = nullptr;
+    vl_context_create(&ts, &ctx);
+    auto engine_owner = std::make_unique<VolleyMultiSap>(ctx); // destroyed before the context
+    VolleyMultiSap& engine = *engine_owner;
     engine.init(s);
     for (int f = 0; f < kFrames; f++) engine.frame(s, f);
     double serial = 0, tasks = 0, path = 0;
@@ -380,7 +382,8 @@ void BM_SapFrameMultiSapPool(benchmark::State& state) {
     state.counters["path_us"] = path / frames;
     state.counters["pairs"] = engine.pairs();
     state.SetLabel("flat16384_10pct");
-    vl_context_destroy(engine.ctx);
+    engine_owner.reset();
+    vl_context_destroy(ctx);
     vl_thread_pool_destroy(pool);
 }
 
@@ -489,10 +492,10 @@ const char* const kTerdimanNames[4] = {"10k", "100k", "flat10k", "flat100k"};
 void BM_BoxPrune(benchmark::State& state) {
     const std::vector<vl_aabb>& boxes = terdiman((int)state.range(0));
     vl_pair_buffer out{};
-    vl_box_prune(boxes.data(), (uint32_t)boxes.size(), &out); // the output buffer grown once, as the baseline's
+    vl_box_prune(boxes.data(), (uint32_t)boxes.size(), &out, NULL); // the output buffer grown once, as the baseline's
     for (auto _ : state) {
         out.count = 0;
-        vl_box_prune(boxes.data(), (uint32_t)boxes.size(), &out);
+        vl_box_prune(boxes.data(), (uint32_t)boxes.size(), &out, NULL);
     }
     state.counters["pairs"] = out.count;
     state.SetLabel(kTerdimanNames[state.range(0)]);
@@ -503,10 +506,10 @@ void BM_BoxPruneBipartite(benchmark::State& state) {
     const std::vector<vl_aabb>& boxes = terdiman((int)state.range(0));
     uint32_t half = (uint32_t)boxes.size() / 2;
     vl_pair_buffer out{};
-    vl_box_prune_bipartite(boxes.data(), half, boxes.data() + half, half, &out);
+    vl_box_prune_bipartite(boxes.data(), half, boxes.data() + half, half, &out, NULL);
     for (auto _ : state) {
         out.count = 0;
-        vl_box_prune_bipartite(boxes.data(), half, boxes.data() + half, half, &out);
+        vl_box_prune_bipartite(boxes.data(), half, boxes.data() + half, half, &out, NULL);
     }
     state.counters["pairs"] = out.count;
     state.SetLabel(kTerdimanNames[state.range(0)]);
@@ -518,8 +521,8 @@ void BM_BoxPruneBipartite(benchmark::State& state) {
 // freed memory back to the system: glibc with M_MMAP_THRESHOLD and M_TRIM_THRESHOLD fixed at
 // 64 KB (which also ends its dynamic thresholds, so that what ran before in the process does not
 // change the result; these benches are registered last), and malloc_trim(0) after the other work.
-// Only the call is timed. Forms: 0 the allocating vl_box_prune, 1 vl_box_prune_scratch on a block
-// the caller keeps, 2 a vl_box_pruner. The output buffer is kept by the caller in every form.
+// Only the call is timed. Forms: 0 vl_box_prune on the allocator, 1 on a scratch block the caller
+// keeps, 2 on a context without a job system (its storage kept from call to call). The output buffer is kept by the caller in every form.
 // Counter: minor page faults per call.
 void other_work() {
     void* blocks[24];
@@ -550,16 +553,16 @@ void BM_BoxPruneAsUsed(benchmark::State& state) {
     int form = (int)state.range(1);
     vl_pair_buffer out{};
     size_t bytes = vl_box_prune_scratch_size(n);
-    void* scratch = form == 1 ? std::aligned_alloc(VL_BOX_PRUNE_SCRATCH_ALIGNMENT, (bytes + 63) / 64 * 64) : nullptr;
-    vl_box_pruner* pruner = nullptr;
-    if (form == 2) vl_box_pruner_create(&pruner);
+    void* scratch = form == 1 ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) / 64 * 64) : nullptr;
+    vl_context* ctx = nullptr;
+    if (form == 2) vl_context_create(nullptr, &ctx);
     auto call = [&]() {
         out.count = 0;
-        if (form == 0) vl_box_prune(boxes.data(), n, &out);
-        if (form == 1) vl_box_prune_scratch(boxes.data(), n, &out, scratch, bytes);
-        if (form == 2) vl_box_pruner_prune(pruner, boxes.data(), n, &out);
+        if (form == 0) vl_box_prune(boxes.data(), n, &out, NULL);
+        if (form == 1) vl_box_prune(boxes.data(), n, &out, on_scratch(scratch, bytes));
+        if (form == 2) vl_box_prune(boxes.data(), n, &out, on_context(ctx));
     };
-    call(); // the caller's buffers (out, the scratch's pages, the pruner) grown once
+    call(); // the caller's buffers (out, the scratch's pages, the context) grown once
     long faults = 0, calls = 0;
     for (auto _ : state) {
         state.PauseTiming();
@@ -574,9 +577,9 @@ void BM_BoxPruneAsUsed(benchmark::State& state) {
     }
     state.counters["pairs"] = out.count;
     state.counters["faults_per_call"] = calls ? (double)faults / (double)calls : 0;
-    static const char* const forms[3] = {"alloc", "scratch", "pruner"};
+    static const char* const forms[3] = {"alloc", "scratch", "context"};
     state.SetLabel(std::string(kTerdimanNames[state.range(0)]) + " " + forms[form]);
-    vl_box_pruner_destroy(pruner);
+    vl_context_destroy(ctx);
     std::free(scratch);
     vl_pair_buffer_free(&out);
 }

@@ -14,7 +14,7 @@ bool bench_load_mesh(int which, uint32_t agents, scene_mesh* m) {
 
 bool bench_load_bvh(int which, uint32_t agents, scene_mesh* m, vl_bvh** bvh) {
     if (!bench_load_mesh(which, agents, m)) return false;
-    return vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, nullptr, bvh) == VL_OK;
+    return vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, nullptr, bvh, NULL) == VL_OK;
 }
 
 bool bench_bunny_present() {

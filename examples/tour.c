@@ -18,7 +18,7 @@ static int rays(void) {
     const float xyz[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
     const uint32_t indices[] = {0, 1, 2, 0, 2, 3};
     vl_bvh* bvh = NULL;
-    if (!check(vl_bvh_build_triangles(xyz, 4, indices, 2, NULL, &bvh), "vl_bvh_build_triangles")) return 0;
+    if (!check(vl_bvh_build_triangles(xyz, 4, indices, 2, NULL, &bvh, NULL), "vl_bvh_build_triangles")) return 0;
 
     vl_ray batch[3] = {
         {{0.25f, 0.5f, 1}, 0, {0, 0, -1}, INFINITY}, /* hits the square at t = 1 */
@@ -26,13 +26,13 @@ static int rays(void) {
         {{5, 5, 1}, 0, {0, 0, -1}, INFINITY},        /* misses */
     };
     vl_hit hits[3];
-    int ok = check(vl_bvh_raycast(bvh, batch, 3, VL_RAY_CLOSEST, hits), "vl_bvh_raycast");
+    int ok = check(vl_bvh_raycast(bvh, batch, 3, VL_QUERY_CLOSEST, hits, NULL), "vl_bvh_raycast");
     for (int i = 0; ok && i < 3; i++) {
         if (hits[i].prim == VL_NO_HIT) printf("ray %d: miss\n", i);
         else printf("ray %d: triangle %u at t = %g\n", i, hits[i].prim, hits[i].t);
     }
     vl_hit occluded;
-    ok = ok && check(vl_bvh_raycast1(bvh, &batch[0], VL_RAY_ANY, &occluded), "vl_bvh_raycast1");
+    ok = ok && check(vl_bvh_raycast1(bvh, &batch[0], VL_QUERY_ANY, &occluded), "vl_bvh_raycast1");
     if (ok) printf("ray 0, any hit: %s\n", occluded.prim != VL_NO_HIT ? "blocked" : "clear");
     vl_bvh_destroy(bvh);
     return ok;
@@ -62,7 +62,7 @@ static int pairs(void) {
         printf("frame 1: pair (%u, %u) began\n", created.pairs[i].a, created.pairs[i].b);
 
     vl_pair_buffer all = {0};
-    ok = ok && check(vl_box_prune(boxes, 3, &all), "vl_box_prune");
+    ok = ok && check(vl_box_prune(boxes, 3, &all, NULL), "vl_box_prune");
     if (ok) printf("one-shot box pruning of the first positions: %u pair(s)\n", all.count);
 
     vl_pair_buffer_free(&all);
@@ -81,10 +81,10 @@ int main(int argc, char** argv) {
                 help ? "" : "tour: takes no arguments\n");
         return help ? 0 : 2;
     }
-    printf("volley %s, SIMD %s\n", vl_version_string(), vl_simd_backend());
+    printf("volley %s, SIMD %s\n", vl_get_version_string(), vl_get_simd_backend());
     int ok = rays() && pairs();
-    if (ok && vl_bytes_in_use() != 0) {
-        fprintf(stderr, "tour: %zu bytes still allocated\n", vl_bytes_in_use());
+    if (ok && vl_get_bytes_in_use() != 0) {
+        fprintf(stderr, "tour: %zu bytes still allocated\n", vl_get_bytes_in_use());
         ok = 0;
     }
     return ok ? 0 : 1;

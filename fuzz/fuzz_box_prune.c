@@ -26,8 +26,8 @@ static void check_scratch(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint3
     size_t bytes = b ? vl_box_prune_bipartite_scratch_size(na, nb) : vl_box_prune_scratch_size(na);
     FUZZ_CHECK(bytes <= sizeof scratch, "scratch size %zu", bytes);
     vl_pair_buffer out = {0};
-    vl_status t = b ? vl_box_prune_bipartite_scratch(a, na, b, nb, &out, scratch, bytes)
-                    : vl_box_prune_scratch(a, na, &out, scratch, bytes);
+    vl_status t = b ? vl_box_prune_bipartite(a, na, b, nb, &out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                    : vl_box_prune(a, na, &out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
     FUZZ_CHECK(t == s, "scratch form: %s, allocating call %s", vl_status_string(t), vl_status_string(s));
     FUZZ_CHECK(out.count == got->count - keep, "scratch form: %u pairs, allocating call %u", out.count,
                got->count - keep);
@@ -38,7 +38,7 @@ static void check_scratch(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint3
 }
 
 static void run(const uint8_t* data, size_t size, float offset) {
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static vl_aabb boxes[MAX_BOXES];
     static vl_pair want[MAX_BOXES * MAX_BOXES];
@@ -57,7 +57,7 @@ static void run(const uint8_t* data, size_t size, float offset) {
     FUZZ_CHECK(vl_pair_buffer_reserve(&out, 1) == VL_OK, "reserve");
     out.pairs[out.count++] = (vl_pair){12345, 54321};
 
-    vl_status s = vl_box_prune(boxes, n, &out);
+    vl_status s = vl_box_prune(boxes, n, &out, NULL);
     check_scratch(boxes, n, NULL, 0, s, &out, 1);
     if (!valid) {
         FUZZ_CHECK(s == VL_ERR_INVALID_BOUNDS && out.count == 1, "invalid boxes: %s", vl_status_string(s));
@@ -72,7 +72,7 @@ static void run(const uint8_t* data, size_t size, float offset) {
     FUZZ_CHECK(out.pairs[0].a == 12345 && out.pairs[0].b == 54321, "earlier pair overwritten");
 
     out.count = 1;
-    s = vl_box_prune_bipartite(boxes, split, boxes + split, n - split, &out);
+    s = vl_box_prune_bipartite(boxes, split, boxes + split, n - split, &out, NULL);
     check_scratch(boxes, split, boxes + split, n - split, s, &out, 1);
     if (!valid) {
         FUZZ_CHECK(s == VL_ERR_INVALID_BOUNDS && out.count == 1, "invalid bipartite: %s", vl_status_string(s));
@@ -85,7 +85,7 @@ static void run(const uint8_t* data, size_t size, float offset) {
         check_pairs(&out, 1, want, nwant, "bipartite");
     }
     vl_pair_buffer_free(&out);
-    FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+    FUZZ_CHECK(vl_get_bytes_in_use() == before, "leaked %zu bytes", vl_get_bytes_in_use() - before);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

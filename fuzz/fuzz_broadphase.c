@@ -69,7 +69,7 @@ static void check_same_pairs(vl_pair* got, uint32_t n, const vl_pair* want, uint
 /* The broadphase holds exactly the model's objects and is internally consistent. */
 static void check_state(const vl_broadphase* bp, const model* m) {
     FUZZ_CHECK(vl_broadphase_validate(bp) == VL_OK, "validate failed");
-    FUZZ_CHECK(vl_broadphase_count(bp) == m->live, "count %u, model %u", vl_broadphase_count(bp), m->live);
+    FUZZ_CHECK(vl_broadphase_get_count(bp) == m->live, "count %u, model %u", vl_broadphase_get_count(bp), m->live);
     for (uint32_t i = 0; i < m->live; i++) {
         vl_aabb got;
         FUZZ_CHECK(vl_broadphase_get_box(bp, m->handle[i], &got) == VL_OK, "live handle %u unknown", m->handle[i]);
@@ -176,7 +176,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
             if (s != VL_OK) break;
             g_hooks.budget = -1; /* the pair list as handles may need memory that the commit could not get */
             uint32_t nwant = brute_pairs(&m, want), count = 0;
-            const vl_pair* pairs = vl_broadphase_pairs(bp, &count);
+            const vl_pair* pairs = vl_broadphase_get_pairs(bp, &count);
             FUZZ_CHECK(pairs != NULL, "no pairs");
             FUZZ_CHECK(count <= MAX_LIVE * MAX_LIVE, "pair count %u", count);
             if (count) memcpy(got, pairs, count * sizeof *got);
@@ -211,7 +211,7 @@ static void run(fuzz_input* in, vl_broadphase_kind kind) {
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     test_alloc_begin(&g_hooks);
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
                                                VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID};
     for (int pass = 0; pass < 2; pass++) {
@@ -219,7 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz_input in = {data, size, 1};
         run(&in, kinds[size ? data[0] % 5 : 0]);
     }
-    FUZZ_CHECK(vl_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_bytes_in_use() - before);
+    FUZZ_CHECK(vl_get_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_get_bytes_in_use() - before);
     test_alloc_end(&g_hooks);
     return 0;
 }

@@ -70,7 +70,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
             }
             valid &= test_box_valid(b);
         }
-        status = vl_bvh_build_boxes(s->box, s->count, &desc, &bvh);
+        status = vl_bvh_build_boxes(s->box, s->count, &desc, &bvh, NULL);
         if (!valid) FUZZ_CHECK(status == VL_ERR_INVALID_BOUNDS, "bad boxes: %s", vl_status_string(status));
     } else {
         static float xyz[MAX_PRIMS * 9];
@@ -86,7 +86,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
             const float *v0 = xyz + 3 * idx[3 * i], *v1 = xyz + 3 * idx[3 * i + 1], *v2 = xyz + 3 * idx[3 * i + 2];
             if (valid) vl_bvh_tri_setup(&s->tri[i], v0, v1, v2, i);
         }
-        status = vl_bvh_build_triangles(xyz, nv, idx, s->count, &desc, &bvh);
+        status = vl_bvh_build_triangles(xyz, nv, idx, s->count, &desc, &bvh, NULL);
         if (!valid) FUZZ_CHECK(status == VL_ERR_INVALID_GEOMETRY, "bad triangles: %s", vl_status_string(status));
     }
     if (valid) FUZZ_CHECK(status == VL_OK, "valid scene refused: %s", vl_status_string(status));
@@ -114,23 +114,23 @@ static vl_ray fuzz_ray(fuzz_input* in) {
 
 static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, uint32_t n, uint32_t flags) {
     static vl_hit batch[MAX_BATCH];
-    vl_status status = vl_bvh_raycast(bvh, rays, n, flags, batch);
+    vl_status status = vl_bvh_raycast(bvh, rays, n, flags, batch, NULL);
     /* the same batch on the caller's scratch: the same answers, bit for bit */
     static vl_hit own[MAX_BATCH];
     const size_t bytes = vl_bvh_raycast_scratch_size(bvh, n, flags);
-    void* scratch = bytes ? aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63) : NULL;
+    void* scratch = bytes ? aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63) : NULL;
     if (!bytes || scratch) {
-        vl_status own_status = vl_bvh_raycast_scratch(bvh, rays, n, flags, own, scratch, bytes);
+        vl_status own_status = vl_bvh_raycast(bvh, rays, n, flags, own, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         FUZZ_CHECK(own_status == status, "scratch status %s", vl_status_string(own_status));
         FUZZ_CHECK(memcmp(own, batch, sizeof(vl_hit) * n) == 0, "scratch answers differ");
     }
     free(scratch);
     int any_invalid = 0;
     for (uint32_t i = 0; i < n; i++) {
-        int valid = vl_bvh_ray_valid(&rays[i]);
+        int valid = vl_ray_is_valid(&rays[i]);
         any_invalid |= !valid;
         vl_hit single;
-        vl_status s1 = vl_bvh_raycast1(bvh, &rays[i], flags, &single);
+        vl_status s1 = vl_bvh_raycast1(bvh, &rays[i], flags & VL_QUERY_ANY, &single); /* no batch hint */
         FUZZ_CHECK(s1 == (valid ? VL_OK : VL_ERR_INVALID_QUERY), "raycast1 status %s", vl_status_string(s1));
         if (!valid) {
             FUZZ_CHECK(batch[i].prim == VL_NO_HIT && single.prim == VL_NO_HIT, "invalid ray %u hit", i);
@@ -148,7 +148,7 @@ static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, ui
             if (h->prim == VL_NO_HIT) continue;
             FUZZ_CHECK(brute_hits_at(s, &rays[i], h->prim, h->t), "%s ray %u: prim %u is not hit at t %g", path, i,
                        h->prim, h->t);
-            if (!(flags & VL_RAY_ANY))
+            if (!(flags & VL_QUERY_ANY))
                 FUZZ_CHECK(h->t == want.t, "%s ray %u: t %.9g, brute force %.9g", path, i, h->t, want.t);
         }
     }
@@ -156,7 +156,7 @@ static void check_rays(const vl_bvh* bvh, const scene* s, const vl_ray* rays, ui
 }
 
 static void run(const uint8_t* data, size_t size) {
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static scene s;
     vl_bvh* bvh = build_scene(&in, &s);
@@ -172,15 +172,15 @@ static void run(const uint8_t* data, size_t size) {
                 for (uint32_t i = n; i < VL_WALK_BATCH + n; i++) rays[i] = rays[i % n];
                 n += VL_WALK_BATCH;
             }
-            check_rays(bvh, &s, rays, n, VL_RAY_CLOSEST);
-            check_rays(bvh, &s, rays, n, VL_RAY_ANY | (b & 32 ? VL_RAY_GROUP_BY_ORIGIN : 0u));
+            check_rays(bvh, &s, rays, n, VL_QUERY_CLOSEST);
+            check_rays(bvh, &s, rays, n, VL_QUERY_ANY | (b & 32 ? VL_QUERY_GROUP_BY_ORIGIN : 0u));
         }
-        FUZZ_CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
-        FUZZ_CHECK(vl_bvh_raycast(bvh, rays, 1, 0x80, NULL) == VL_ERR_INVALID_ARGUMENT ||
-                       vl_bvh_raycast(bvh, rays, 1, 0x80, NULL) == VL_ERR_INVALID_FLAGS, "bad flags, NULL hits");
+        FUZZ_CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
+        FUZZ_CHECK(vl_bvh_raycast(bvh, rays, 1, 0x80, NULL, NULL) == VL_ERR_INVALID_ARGUMENT ||
+                       vl_bvh_raycast(bvh, rays, 1, 0x80, NULL, NULL) == VL_ERR_INVALID_FLAGS, "bad flags, NULL hits");
         vl_bvh_destroy(bvh);
     }
-    FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+    FUZZ_CHECK(vl_get_bytes_in_use() == before, "leaked %zu bytes", vl_get_bytes_in_use() - before);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

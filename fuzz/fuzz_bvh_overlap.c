@@ -85,8 +85,8 @@ static vl_bvh* build(const scene* s, uint8_t leaf) {
     vl_bvh_desc d = vl_bvh_default_desc();
     d.max_leaf_size = 1 + leaf % 8;
     vl_bvh* bvh = NULL;
-    vl_status st = s->boxes ? vl_bvh_build_boxes(s->box, s->count, &d, &bvh)
-                            : vl_bvh_build_triangles(s->xyz, s->nv, s->idx, s->count, &d, &bvh);
+    vl_status st = s->boxes ? vl_bvh_build_boxes(s->box, s->count, &d, &bvh, NULL)
+                            : vl_bvh_build_triangles(s->xyz, s->nv, s->idx, s->count, &d, &bvh, NULL);
     FUZZ_CHECK((st == VL_OK) == scene_valid(s), "build %s", vl_status_string(st));
     return bvh;
 }
@@ -105,16 +105,18 @@ static vl_pair* run_queries(const vl_bvh* bvh, const scene* s, const vl_aabb* bo
     int invalid = 0;
     for (uint32_t i = 0; i < n; i++)
         invalid |= boxes ? !oracle_query_box_valid(&boxes[i]) : !oracle_query_sphere_valid(&spheres[i]);
-    vl_status st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &a) : vl_bvh_overlap_spheres(bvh, spheres, n, &a);
+    vl_status st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &a, NULL) : vl_bvh_overlap_spheres(bvh, spheres, n, &a, NULL);
     FUZZ_CHECK(st == (invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch status %s", vl_status_string(st));
     size_t bytes = vl_bvh_overlap_scratch_size(bvh, n);
     void* scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    st = boxes ? vl_bvh_overlap_boxes_scratch(bvh, boxes, n, &b, scratch, bytes)
-               : vl_bvh_overlap_spheres_scratch(bvh, spheres, n, &b, scratch, bytes);
+    st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &b, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+               : vl_bvh_overlap_spheres(bvh, spheres, n, &b, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
     FUZZ_CHECK(st == (invalid ? VL_ERR_INVALID_QUERY : VL_OK), "scratch status %s", vl_status_string(st));
     free(scratch);
     for (uint32_t i = 0; i < n; i++) {
-        st = boxes ? vl_bvh_overlap_box1(bvh, &boxes[i], i, &c) : vl_bvh_overlap_sphere1(bvh, &spheres[i], i, &c);
+        const uint32_t from = c.count; /* one query's pairs name it 0: renamed i */
+        st = boxes ? vl_bvh_overlap_boxes(bvh, &boxes[i], 1, &c, NULL) : vl_bvh_overlap_spheres(bvh, &spheres[i], 1, &c, NULL);
+        for (uint32_t k = from; k < c.count; k++) c.pairs[k].a = i;
         int valid = boxes ? oracle_query_box_valid(&boxes[i]) : oracle_query_sphere_valid(&spheres[i]);
         FUZZ_CHECK(st == (valid ? VL_OK : VL_ERR_INVALID_QUERY), "single status %s", vl_status_string(st));
     }
@@ -163,7 +165,7 @@ static void make_queries(fuzz_input* in, uint32_t n, vl_aabb* boxes, vl_sphere* 
 }
 
 static void run(const uint8_t* data, size_t size) {
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static scene s, moved;
     make_scene(&in, &s, 0);
@@ -181,7 +183,7 @@ static void run(const uint8_t* data, size_t size) {
         /* refit to moved primitives: as a fresh build of them, or an error and no change */
         moved = s;
         make_scene(&in, &moved, 1);
-        vl_status st = s.boxes ? vl_bvh_refit_boxes(bvh, moved.box) : vl_bvh_refit_triangles(bvh, moved.xyz);
+        vl_status st = s.boxes ? vl_bvh_refit_boxes(bvh, moved.box, NULL) : vl_bvh_refit_triangles(bvh, moved.xyz, NULL);
         const scene* now = &s;
         if (scene_valid(&moved)) {
             FUZZ_CHECK(st == VL_OK, "refit refused: %s", vl_status_string(st));
@@ -204,7 +206,7 @@ static void run(const uint8_t* data, size_t size) {
         vl_bvh_destroy(fresh);
         vl_bvh_destroy(bvh);
     }
-    FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+    FUZZ_CHECK(vl_get_bytes_in_use() == before, "leaked %zu bytes", vl_get_bytes_in_use() - before);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -39,7 +39,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
                 lo += g_off[a];
                 s->box[i].min[a] = lo, s->box[i].max[a] = isnan(lo + size) ? INFINITY : lo + size;
             }
-        FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh) == VL_OK, "boxes refused");
+        FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh, NULL) == VL_OK, "boxes refused");
     } else {
         static uint32_t idx[MAX_PRIMS * 3];
         for (uint32_t i = 0; i < s->count * 9; i++) {
@@ -47,7 +47,7 @@ static vl_bvh* build_scene(fuzz_input* in, scene* s) {
             s->xyz[i] = (isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f) + g_off[i % 3];
         }
         for (uint32_t i = 0; i < s->count * 3; i++) idx[i] = i;
-        FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh) == VL_OK, "tris refused");
+        FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh, NULL) == VL_OK, "tris refused");
     }
     return bvh;
 }
@@ -105,7 +105,7 @@ static void check_answer(const scene* s, const vl_sweep_query* q, int valid, vl_
 }
 
 static void run(const uint8_t* data, size_t size) {
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     fuzz_input in = {data, size, 0};
     static scene s;
     vl_bvh* bvh = build_scene(&in, &s);
@@ -117,7 +117,7 @@ static void run(const uint8_t* data, size_t size) {
         static _Alignas(64) uint8_t scratch[1 << 16];
         while (!fuzz_done(&in)) {
             uint8_t b = fuzz_byte(&in);
-            uint32_t n = 1 + b % MAX_SWEEPS, flags = (b >> 7) ? VL_RAY_ANY : VL_RAY_CLOSEST;
+            uint32_t n = 1 + b % MAX_SWEEPS, flags = (b >> 7) ? VL_QUERY_ANY : VL_QUERY_CLOSEST;
             int boxes = (b >> 6) & 1;
             for (uint32_t i = 0; i < n; i++) {
                 uint8_t t = fuzz_byte(&in);
@@ -132,10 +132,10 @@ static void run(const uint8_t* data, size_t size) {
             }
             size_t bytes = vl_bvh_sweep_scratch_size(bvh, n, flags);
             FUZZ_CHECK(bytes <= sizeof scratch, "scratch %zu", bytes);
-            vl_status st = boxes ? vl_bvh_sweep_boxes_scratch(bvh, box, n, flags, hits, contacts, scratch, bytes)
-                                 : vl_bvh_sweep_spheres_scratch(bvh, sph, n, flags, hits, contacts, scratch, bytes);
-            vl_status st2 = boxes ? vl_bvh_sweep_boxes(bvh, box, n, flags, plain)
-                                  : vl_bvh_sweep_spheres(bvh, sph, n, flags, plain);
+            vl_status st = boxes ? vl_bvh_sweep_boxes(bvh, box, n, flags, hits, contacts, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                                 : vl_bvh_sweep_spheres(bvh, sph, n, flags, hits, contacts, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
+            vl_status st2 = boxes ? vl_bvh_sweep_boxes(bvh, box, n, flags, plain, NULL, NULL)
+                                  : vl_bvh_sweep_spheres(bvh, sph, n, flags, plain, NULL, NULL);
             FUZZ_CHECK(st == st2, "plain status %s", vl_status_string(st2));
             FUZZ_CHECK(memcmp(hits, plain, sizeof(vl_hit) * n) == 0, "plain and scratch answers differ");
             int any_invalid = 0;
@@ -149,8 +149,8 @@ static void run(const uint8_t* data, size_t size) {
                 }
                 vl_hit one;
                 vl_contact c1;
-                vl_status s1 = boxes ? vl_bvh_sweep_box1(bvh, &box[i], flags, &one, &c1)
-                                     : vl_bvh_sweep_sphere1(bvh, &sph[i], flags, &one, &c1);
+                vl_status s1 = boxes ? vl_bvh_sweep_boxes(bvh, &box[i], 1, flags, &one, &c1, NULL)
+                                     : vl_bvh_sweep_spheres(bvh, &sph[i], 1, flags, &one, &c1, NULL);
                 FUZZ_CHECK(s1 == (valid ? VL_OK : VL_ERR_INVALID_QUERY), "single status %s", vl_status_string(s1));
                 check_answer(&s, &q, valid, hits[i], &contacts[i], flags != 0, "batched", i);
                 check_answer(&s, &q, valid, one, &c1, flags != 0, "single", i);
@@ -159,7 +159,7 @@ static void run(const uint8_t* data, size_t size) {
         }
         vl_bvh_destroy(bvh);
     }
-    FUZZ_CHECK(vl_bytes_in_use() == before, "leaked %zu bytes", vl_bytes_in_use() - before);
+    FUZZ_CHECK(vl_get_bytes_in_use() == before, "leaked %zu bytes", vl_get_bytes_in_use() - before);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,7 +7,7 @@
 #   2. every ```c block, in order, as the body of one program (its #include lines on top; the
 #      inputs the snippets name, such as xyz, boxes or triggers, declared before), compiled with
 #      -Wall -Wextra -Werror against the installed library through pkg-config and run: it must
-#      exit 0 and leave vl_bytes_in_use() at 0.
+#      exit 0 and leave vl_get_bytes_in_use() at 0.
 # "Your program" (app/app.c, app/CMakeLists.txt) is tests/consumer's.
 # Usage: scripts/check-readme.sh [--work DIR]   (default build/readme-check; emptied first)
 set -euo pipefail
@@ -86,8 +86,8 @@ C
             return 1;
         }
     }
-    if (vl_bytes_in_use() != 0) {
-        fprintf(stderr, "snippets: %zu bytes still in use at the end\n", vl_bytes_in_use());
+    if (vl_get_bytes_in_use() != 0) {
+        fprintf(stderr, "snippets: %zu bytes still in use at the end\n", vl_get_bytes_in_use());
         return 1;
     }
     puts("snippets: every call ran, answers as expected, nothing leaked");

@@ -18,9 +18,9 @@ static void test_status_strings(void) {
 }
 
 static void test_version_and_backend(void) {
-    CHECK(vl_version() == VL_VERSION, "vl_version %u != VL_VERSION %u", vl_version(), (unsigned)VL_VERSION);
-    CHECK(strcmp(vl_version_string(), VL_VERSION_STRING) == 0, "version string %s", vl_version_string());
-    const char* backend = vl_simd_backend();
+    CHECK(vl_get_version() == VL_VERSION, "vl_get_version %u != VL_VERSION %u", vl_get_version(), (unsigned)VL_VERSION);
+    CHECK(strcmp(vl_get_version_string(), VL_VERSION_STRING) == 0, "version string %s", vl_get_version_string());
+    const char* backend = vl_get_simd_backend();
     CHECK(backend != NULL, "no backend");
     /* CMake's backend option names (sse41) differ from the reported ones (sse4.1) in one case. */
     const char* expected = getenv("VOLLEY_EXPECT_BACKEND");
@@ -28,7 +28,7 @@ static void test_version_and_backend(void) {
         if (strcmp(expected, "sse41") == 0) expected = "sse4.1";
         CHECK(strcmp(backend, expected) == 0, "backend %s, built for %s", backend, expected);
     }
-    uint32_t width = vl_simd_width();
+    uint32_t width = vl_get_simd_width();
     CHECK(width == (strcmp(backend, "avx2") == 0 ? 8u : 4u), "width %u for %s", width, backend);
 }
 
@@ -39,12 +39,12 @@ static void test_allocator(void) {
     test_alloc_begin(&hooks);
     CHECK(vl_get_allocator().user == &hooks, "get allocator");
 
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     vl_pair_buffer buf = {0};
     CHECK(vl_pair_buffer_reserve(&buf, 100) == VL_OK, "reserve");
     CHECK(buf.capacity >= 100 && buf.count == 0 && buf.pairs != NULL, "capacity %u", buf.capacity);
     CHECK((uintptr_t)buf.pairs % 64 == 0, "pairs not cache-line aligned");
-    CHECK(vl_bytes_in_use() == before + buf.capacity * sizeof(vl_pair), "counter %zu", vl_bytes_in_use());
+    CHECK(vl_get_bytes_in_use() == before + buf.capacity * sizeof(vl_pair), "counter %zu", vl_get_bytes_in_use());
     CHECK(hooks.bytes == buf.capacity * sizeof(vl_pair), "hooks saw %zu bytes", hooks.bytes);
     for (uint32_t i = 0; i < 100; i++) buf.pairs[buf.count++] = (vl_pair){i, i + 1};
     CHECK(vl_pair_buffer_reserve(&buf, 1000) == VL_OK, "grow");
@@ -63,7 +63,7 @@ static void test_allocator(void) {
     CHECK(buf.pairs == NULL && buf.count == 0 && buf.capacity == 0, "free does not zero");
     vl_pair_buffer_free(&buf);
     vl_pair_buffer_free(NULL);
-    CHECK(vl_bytes_in_use() == before, "leak: %zu bytes in use", vl_bytes_in_use() - before);
+    CHECK(vl_get_bytes_in_use() == before, "leak: %zu bytes in use", vl_get_bytes_in_use() - before);
     CHECK(hooks.allocs == hooks.frees && hooks.bytes == 0, "allocs %ld frees %ld", hooks.allocs, hooks.frees);
     CHECK(hooks.misaligned == 0, "free saw a misaligned block");
     test_alloc_end(&hooks);
@@ -74,7 +74,7 @@ static void test_allocator(void) {
 /* The default hooks' large blocks (2 MiB aligned, huge pages asked for) and small ones alike:
  * aligned for SIMD, every byte writable and kept, all given back. */
 static void test_default_hooks_blocks(void) {
-    const size_t before = vl_bytes_in_use();
+    const size_t before = vl_get_bytes_in_use();
     const uint32_t sizes[] = {3, 1000, (4u << 20) / sizeof(vl_pair) - 1, (4u << 20) / sizeof(vl_pair), 3000000};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         vl_pair_buffer buf = {0};
@@ -86,7 +86,7 @@ static void test_default_hooks_blocks(void) {
         CHECK(wrong == 0, "%u of %u pairs lost", wrong, sizes[k]);
         vl_pair_buffer_free(&buf);
     }
-    CHECK(vl_bytes_in_use() == before, "leak: %zu bytes in use", vl_bytes_in_use() - before);
+    CHECK(vl_get_bytes_in_use() == before, "leak: %zu bytes in use", vl_get_bytes_in_use() - before);
 }
 
 static void test_pair_buffer_bad_input(void) {

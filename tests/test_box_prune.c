@@ -13,20 +13,21 @@
 #include "test_sap_scenes.h"
 #include "test_util.h"
 
-static vl_box_pruner* g_pruner;
+static vl_context* g_ctx; /* no job system: the storage kept from call to call */
 static test_alloc_hooks g_hooks; /* every call of the program goes through them (counted) */
 
 /* A block of `bytes` bytes aligned for the scratch calls, from malloc (not counted by volley). */
 static void* scratch_new(size_t bytes) {
     size_t rounded = (bytes + 63) / 64 * 64;
-    return aligned_alloc(VL_BOX_PRUNE_SCRATCH_ALIGNMENT, rounded ? rounded : 64);
+    return aligned_alloc(VL_SCRATCH_ALIGNMENT, rounded ? rounded : 64);
 }
 
-/* The scratch call and the pruner (complete when b is NULL) give exactly the pairs of the allocating
- * call, in its order, and allocate nothing once out has room. */
+/* The call on scratch gives exactly the pairs of the allocating call, in its order, and the call on
+ * a context the same set (in the context's order); neither allocates once out has room (the
+ * context may grow on its first call with these counts). Complete when b is NULL. */
 static void check_forms(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, const char* what) {
     vl_pair_buffer want = {0}, got = {0};
-    vl_status sw = b ? vl_box_prune_bipartite(a, na, b, nb, &want) : vl_box_prune(a, na, &want);
+    vl_status sw = b ? vl_box_prune_bipartite(a, na, b, nb, &want, NULL) : vl_box_prune(a, na, &want, NULL);
     size_t bytes = b ? vl_box_prune_bipartite_scratch_size(na, nb) : vl_box_prune_scratch_size(na);
     CHECK(bytes != SIZE_MAX, "%s: scratch size", what);
     void* scratch = scratch_new(bytes);
@@ -36,17 +37,26 @@ static void check_forms(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_
         long allocs = g_hooks.allocs;
         vl_status s;
         if (form == 0)
-            s = b ? vl_box_prune_bipartite_scratch(a, na, b, nb, &got, scratch, bytes)
-                  : vl_box_prune_scratch(a, na, &got, scratch, bytes);
+            s = b ? vl_box_prune_bipartite(a, na, b, nb, &got, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                  : vl_box_prune(a, na, &got, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         else
-            s = b ? vl_box_pruner_prune_bipartite(g_pruner, a, na, b, nb, &got)
-                  : vl_box_pruner_prune(g_pruner, a, na, &got);
+            s = b ? vl_box_prune_bipartite(a, na, b, nb, &got, &(vl_exec){.context = g_ctx})
+                  : vl_box_prune(a, na, &got, &(vl_exec){.context = g_ctx});
         allocs = g_hooks.allocs - allocs;
         CHECK(s == sw, "%s: form %d: %s, allocating call %s", what, form, vl_status_string(s), vl_status_string(sw));
-        CHECK(got.count == want.count &&
-                  (!got.count || memcmp(got.pairs, want.pairs, got.count * sizeof *got.pairs) == 0),
+        if (form && got.count) qsort(got.pairs, got.count, sizeof *got.pairs, test_pair_cmp);
+        const vl_pair* w = want.pairs;
+        vl_pair* sorted = NULL;
+        if (form && want.count) {
+            sorted = malloc(want.count * sizeof *sorted);
+            memcpy(sorted, want.pairs, want.count * sizeof *sorted);
+            qsort(sorted, want.count, sizeof *sorted, test_pair_cmp);
+            w = sorted;
+        }
+        CHECK(got.count == want.count && (!got.count || memcmp(got.pairs, w, got.count * sizeof *got.pairs) == 0),
               "%s: form %d: %u pairs, allocating call %u (or another order)", what, form, got.count, want.count);
-        /* the scratch form never allocates; the pruner may grow on its first call with these counts */
+        free(sorted);
+        /* the scratch form never allocates; the context may grow on its first call with these counts */
         if (form != 1) CHECK(allocs == 0, "%s: form %d: %ld allocations", what, form, allocs);
     }
     free(scratch);
@@ -59,7 +69,7 @@ static void check_complete(const vl_aabb* boxes, uint32_t n, const char* what) {
     vl_pair_buffer_reserve(&out, 3);
     out.pairs[0] = (vl_pair){7, 7};
     out.count = 1; /* appends after what is there */
-    vl_status s = vl_box_prune(boxes, n, &out);
+    vl_status s = vl_box_prune(boxes, n, &out, NULL);
     CHECK(s == VL_OK, "%s: %s", what, vl_status_string(s));
     CHECK(out.count >= 1 && out.pairs[0].a == 7, "%s: earlier content lost", what);
     for (uint32_t i = 1; i < out.count; i++) CHECK(out.pairs[i].a < out.pairs[i].b, "%s: pair not i < j", what);
@@ -74,7 +84,7 @@ static void check_complete(const vl_aabb* boxes, uint32_t n, const char* what) {
 
 static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb, const char* what) {
     vl_pair_buffer out = {0};
-    vl_status s = vl_box_prune_bipartite(a, na, b, nb, &out);
+    vl_status s = vl_box_prune_bipartite(a, na, b, nb, &out, NULL);
     CHECK(s == VL_OK, "%s: %s", what, vl_status_string(s));
     pair_list want = {0};
     for (uint32_t i = 0; i < na; i++)
@@ -92,7 +102,7 @@ static void check_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uin
 static void check_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
                            const char* what) {
     vl_pair_buffer out = {0};
-    vl_status s = b ? vl_box_prune_bipartite_parallel(ctx, a, na, b, nb, &out) : vl_box_prune_parallel(ctx, a, na, &out);
+    vl_status s = b ? vl_box_prune_bipartite(a, na, b, nb, &out, &(vl_exec){.context = ctx}) : vl_box_prune(a, na, &out, &(vl_exec){.context = ctx});
     CHECK(s == VL_OK, "%s: parallel: %s", what, vl_status_string(s));
     pair_list want = {0};
     if (b) {
@@ -155,14 +165,14 @@ static void test_scenes(void) {
 }
 
 /* Every scene, and the border scene (faces on multiples of 8 and one unit either side), at every
- * offset of scenes.h, smaller: complete and bipartite, every form (allocating, scratch, pruner,
+ * offset of scenes.h, smaller: complete and bipartite, every form (allocating, scratch, context,
  * parallel on 1 and 3 workers of the pool) against brute force. */
 static void test_offsets(void) {
     vl_context* ctx[2] = {NULL, NULL};
     vl_thread_pool* pool = NULL;
     CHECK(vl_context_create(NULL, &ctx[0]) == VL_OK, "serial context");
     if (vl_thread_pool_create(3, &pool) == VL_OK) {
-        vl_task_system sys = vl_thread_pool_task_system(pool);
+        vl_task_system sys = vl_thread_pool_get_task_system(pool);
         CHECK(vl_context_create(&sys, &ctx[1]) == VL_OK, "pool context");
     }
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
@@ -188,7 +198,7 @@ static void test_terdiman(void) {
             vl_aabb* boxes = malloc(n * sizeof *boxes);
             terdiman_boxes(boxes, n, flat);
             vl_pair_buffer out = {0};
-            CHECK(vl_box_prune(boxes, n, &out) == VL_OK, "terdiman prune");
+            CHECK(vl_box_prune(boxes, n, &out, NULL) == VL_OK, "terdiman prune");
             CHECK(out.count == expected[flat][big], "terdiman %u%s: %u pairs, expected %u", n, flat ? " flat" : "",
                   out.count, expected[flat][big]);
             if (!big) check_complete(boxes, n, flat ? "terdiman 10k flat" : "terdiman 10k");
@@ -196,9 +206,9 @@ static void test_terdiman(void) {
             check_forms(boxes, n / 2, boxes + n / 2, n / 2, "terdiman halves");
             /* bipartite: first half against second half, summed with both halves' own pairs */
             vl_pair_buffer half = {0};
-            CHECK(vl_box_prune(boxes, n / 2, &half) == VL_OK, "half");
-            CHECK(vl_box_prune(boxes + n / 2, n / 2, &half) == VL_OK, "half");
-            CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2, &half) == VL_OK, "bipartite");
+            CHECK(vl_box_prune(boxes, n / 2, &half, NULL) == VL_OK, "half");
+            CHECK(vl_box_prune(boxes + n / 2, n / 2, &half, NULL) == VL_OK, "half");
+            CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2, &half, NULL) == VL_OK, "bipartite");
             CHECK(half.count == expected[flat][big], "terdiman %u%s halves: %u pairs", n, flat ? " flat" : "",
                   half.count);
             vl_pair_buffer_free(&half);
@@ -347,21 +357,21 @@ static void test_bands(void) {
 static void test_bad_input(void) {
     vl_aabb boxes[3] = {{{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}};
     vl_pair_buffer out = {0};
-    CHECK(vl_box_prune(boxes, 3, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_box_prune(NULL, 3, &out) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
-    CHECK(vl_box_prune(NULL, 0, &out) == VL_OK && out.count == 0, "no boxes");
-    CHECK(vl_box_prune_bipartite(NULL, 1, boxes, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL a");
-    CHECK(vl_box_prune_bipartite(boxes, 1, NULL, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL b");
-    CHECK(vl_box_prune_bipartite(boxes, 1, boxes, 1, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune(boxes, 3, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune(NULL, 3, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_box_prune(NULL, 0, &out, NULL) == VL_OK && out.count == 0, "no boxes");
+    CHECK(vl_box_prune_bipartite(NULL, 1, boxes, 1, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL a");
+    CHECK(vl_box_prune_bipartite(boxes, 1, NULL, 1, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL b");
+    CHECK(vl_box_prune_bipartite(boxes, 1, boxes, 1, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
     vl_pair_buffer broken = {NULL, 0, 4};
-    CHECK(vl_box_prune(boxes, 3, &broken) == VL_ERR_INVALID_ARGUMENT, "broken buffer");
+    CHECK(vl_box_prune(boxes, 3, &broken, NULL) == VL_ERR_INVALID_ARGUMENT, "broken buffer");
     boxes[2].max[1] = test_bits_float(0x7FC00000u);
-    CHECK(vl_box_prune(boxes, 3, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN");
-    CHECK(vl_box_prune_bipartite(boxes, 1, boxes, 3, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN in b");
+    CHECK(vl_box_prune(boxes, 3, &out, NULL) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN");
+    CHECK(vl_box_prune_bipartite(boxes, 1, boxes, 3, &out, NULL) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN in b");
     boxes[2].max[1] = 1;
     boxes[1].min[0] = 2;
-    CHECK(vl_box_prune(boxes, 3, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "min > max");
-    CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 1, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0,
+    CHECK(vl_box_prune(boxes, 3, &out, NULL) == VL_ERR_INVALID_BOUNDS && out.count == 0, "min > max");
+    CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 1, &out, NULL) == VL_ERR_INVALID_BOUNDS && out.count == 0,
           "min > max in a");
     vl_pair_buffer_free(&out);
 }
@@ -396,9 +406,9 @@ static void test_bad_scratch(void) {
                {block, bytes - 1, bip - 1, "one byte short"}, {block, 0, 0, "empty"}};
     for (unsigned k = 0; k < sizeof bad / sizeof *bad; k++) {
         memset(block, 0xA5, big + 64);
-        CHECK(vl_box_prune_scratch(boxes, n, &out, bad[k].p, bad[k].bytes) == VL_ERR_INVALID_ARGUMENT, "%s",
+        CHECK(vl_box_prune(boxes, n, &out, &(vl_exec){.scratch = bad[k].p, .scratch_bytes = bad[k].bytes}) == VL_ERR_INVALID_ARGUMENT, "%s",
               bad[k].what);
-        CHECK(vl_box_prune_bipartite_scratch(boxes, n / 2, boxes + n / 2, n - n / 2, &out, bad[k].p, bad[k].bip) ==
+        CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n - n / 2, &out, &(vl_exec){.scratch = bad[k].p, .scratch_bytes = bad[k].bip}) ==
                   VL_ERR_INVALID_ARGUMENT,
               "bipartite %s", bad[k].what);
         int untouched = 1;
@@ -406,24 +416,27 @@ static void test_bad_scratch(void) {
         CHECK(untouched && out.count == 1 && out.pairs[0].a == 5 && out.pairs[0].b == 6, "%s: written", bad[k].what);
     }
     /* argument errors come before the scratch check, bounds errors after it */
-    CHECK(vl_box_prune_scratch(boxes, n, NULL, NULL, 0) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_box_prune_scratch(boxes, 0x7FFFFFF1u, &out, NULL, 0) == VL_ERR_TOO_LARGE, "too large first");
-    CHECK(vl_box_prune_bipartite_scratch(boxes, 1, boxes, 0x7FFFFFF1u, &out, NULL, 0) == VL_ERR_TOO_LARGE,
+    CHECK(vl_box_prune(boxes, n, NULL, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune(boxes, 0x7FFFFFF1u, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_ERR_TOO_LARGE, "too large first");
+    CHECK(vl_box_prune_bipartite(boxes, 1, boxes, 0x7FFFFFF1u, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_ERR_TOO_LARGE,
           "too large b first");
     boxes[3].min[2] = test_bits_float(0x7FC00000u);
-    CHECK(vl_box_prune_scratch(boxes, n, &out, NULL, 0) == VL_ERR_INVALID_ARGUMENT, "scratch before bounds");
-    CHECK(vl_box_prune_scratch(boxes, n, &out, block, bytes) == VL_ERR_INVALID_BOUNDS && out.count == 1, "NaN");
-    CHECK(vl_box_prune_bipartite_scratch(boxes + 10, 9, boxes, 5, &out, block, big) == VL_ERR_INVALID_BOUNDS &&
+    CHECK(vl_box_prune(boxes, n, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = bytes}) == VL_ERR_INVALID_ARGUMENT, "scratch before bounds");
+    CHECK(vl_box_prune(boxes, n, &out, &(vl_exec){.scratch = block, .scratch_bytes = bytes}) == VL_ERR_INVALID_BOUNDS && out.count == 1, "NaN");
+    CHECK(vl_box_prune_bipartite(boxes + 10, 9, boxes, 5, &out, &(vl_exec){.scratch = block, .scratch_bytes = big}) == VL_ERR_INVALID_BOUNDS &&
               out.count == 1,
           "NaN in b");
-    CHECK(vl_box_pruner_prune(g_pruner, boxes, n, &out) == VL_ERR_INVALID_BOUNDS && out.count == 1, "pruner NaN");
-    CHECK(vl_box_pruner_prune(NULL, boxes, n, &out) == VL_ERR_INVALID_ARGUMENT, "NULL pruner");
-    CHECK(vl_box_pruner_prune_bipartite(NULL, boxes, 1, boxes, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL pruner");
-    CHECK(vl_box_pruner_create(NULL) == VL_ERR_INVALID_ARGUMENT, "create NULL");
-    vl_box_pruner_destroy(NULL);
+    CHECK(vl_box_prune(boxes, n, &out, &(vl_exec){.context = g_ctx}) == VL_ERR_INVALID_BOUNDS && out.count == 1,
+          "context NaN");
+    CHECK(vl_box_prune(boxes, n, &out, &(vl_exec){.context = g_ctx, .scratch = block, .scratch_bytes = bytes}) ==
+              VL_ERR_INVALID_ARGUMENT,
+          "context and scratch");
+    CHECK(vl_box_prune_bipartite(boxes, 1, boxes, 1, &out, &(vl_exec){.context = g_ctx, .scratch_bytes = 64}) ==
+              VL_ERR_INVALID_ARGUMENT,
+          "context and scratch bipartite");
     /* below 2 boxes, or an empty side: no scratch needed, nothing appended */
-    CHECK(vl_box_prune_scratch(boxes, 1, &out, NULL, 0) == VL_OK && out.count == 1, "one box");
-    CHECK(vl_box_prune_bipartite_scratch(boxes, 0, boxes + 10, 7, &out, NULL, 0) == VL_OK && out.count == 1, "empty a");
+    CHECK(vl_box_prune(boxes, 1, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_OK && out.count == 1, "one box");
+    CHECK(vl_box_prune_bipartite(boxes, 0, boxes + 10, 7, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_OK && out.count == 1, "empty a");
     vl_pair_buffer_free(&out);
     free(block);
     free(boxes);
@@ -436,15 +449,15 @@ static void test_bad_buffers(void) {
     test_rng r = {3};
     for (int i = 0; i < 64; i++) boxes[i] = scene_box(&r, SCENE_IDENTICAL);
     static vl_pair arr[4] = {{1, 2}};
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     test_alloc_hooks h;
     test_alloc_begin(&h);
     vl_pair_buffer bad[] = {{arr, 0, 0}, {arr, 1, 0}, {NULL, 0, 4}, {NULL, 1, 0}};
     for (unsigned k = 0; k < sizeof bad / sizeof *bad; k++) {
         vl_pair_buffer f = bad[k];
-        CHECK(vl_box_prune(boxes, 64, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: prune", k);
-        CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 3, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: bipartite", k);
-        CHECK(vl_box_pruner_prune(g_pruner, boxes, 64, &f) == VL_ERR_INVALID_ARGUMENT, "buffer %u: pruner", k);
+        CHECK(vl_box_prune(boxes, 64, &f, NULL) == VL_ERR_INVALID_ARGUMENT, "buffer %u: prune", k);
+        CHECK(vl_box_prune_bipartite(boxes, 3, boxes, 3, &f, NULL) == VL_ERR_INVALID_ARGUMENT, "buffer %u: bipartite", k);
+        CHECK(vl_box_prune(boxes, 64, &f, &(vl_exec){.context = g_ctx}) == VL_ERR_INVALID_ARGUMENT, "buffer %u: context", k);
         CHECK(vl_pair_buffer_reserve(&f, 100) == VL_ERR_INVALID_ARGUMENT, "buffer %u: reserve", k);
         CHECK(memcmp(&f, &bad[k], sizeof f) == 0 && arr[0].a == 1 && arr[0].b == 2, "buffer %u: changed", k);
         vl_broadphase* bp = NULL;
@@ -460,11 +473,11 @@ static void test_bad_buffers(void) {
     }
     /* a volley buffer whose capacity was cleared by the caller: refused, and not freed with size 0 */
     vl_pair_buffer grown = {0};
-    CHECK(vl_box_prune(boxes, 64, &grown) == VL_OK && grown.count == 64 * 63 / 2, "identical boxes");
+    CHECK(vl_box_prune(boxes, 64, &grown, NULL) == VL_OK && grown.count == 64 * 63 / 2, "identical boxes");
     size_t held = grown.capacity * sizeof(vl_pair);
     CHECK(h.bytes == held, "held %zu, expected %zu", h.bytes, held);
     vl_pair_buffer_free(&grown);
-    CHECK(h.bytes == 0 && vl_bytes_in_use() == before, "free: %zu bytes still held", h.bytes);
+    CHECK(h.bytes == 0 && vl_get_bytes_in_use() == before, "free: %zu bytes still held", h.bytes);
     test_alloc_end(&h);
 }
 
@@ -475,30 +488,33 @@ static void test_pruner_memory(void) {
     vl_aabb* boxes = malloc(n * sizeof *boxes);
     test_rng r = {31};
     for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     test_alloc_hooks h;
     test_alloc_begin(&h);
-    vl_box_pruner* p = NULL;
+    vl_context* ctx = NULL;
     vl_pair_buffer out = {0}, want = {0};
-    CHECK(vl_box_pruner_create(&p) == VL_OK, "create");
-    CHECK(vl_box_prune(boxes, n, &want) == VL_OK, "want");
+    CHECK(vl_context_create(NULL, &ctx) == VL_OK, "create");
+    const vl_exec on_ctx = {.context = ctx};
+    CHECK(vl_box_prune(boxes, n, &want, NULL) == VL_OK, "want");
     int failures = 0;
     for (long budget = 0;; budget++) {
         out.count = 0;
         h.budget = budget;
-        vl_status s = vl_box_pruner_prune(p, boxes, n, &out);
+        vl_status s = vl_box_prune(boxes, n, &out, &on_ctx);
         h.budget = -1;
         if (s == VL_OK) break;
         CHECK(s == VL_ERR_OUT_OF_MEMORY && out.count == 0, "budget %ld: %s", budget, vl_status_string(s));
         failures++;
     }
     CHECK(failures >= 2, "only %d failures", failures);
+    qsort(out.pairs, out.count, sizeof *out.pairs, test_pair_cmp);
+    qsort(want.pairs, want.count, sizeof *want.pairs, test_pair_cmp);
     CHECK(out.count == want.count && memcmp(out.pairs, want.pairs, out.count * sizeof *out.pairs) == 0, "pairs");
     long allocs = h.allocs;
     for (int frame = 0; frame < 5; frame++) {
         out.count = 0;
-        CHECK(vl_box_pruner_prune(p, boxes, n - (uint32_t)frame * 100, &out) == VL_OK, "frame");
-        CHECK(vl_box_pruner_prune_bipartite(p, boxes, n / 2, boxes + n / 2, n / 2 - (uint32_t)frame, &out) == VL_OK,
+        CHECK(vl_box_prune(boxes, n - (uint32_t)frame * 100, &out, &on_ctx) == VL_OK, "frame");
+        CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2 - (uint32_t)frame, &out, &on_ctx) == VL_OK,
               "frame bipartite");
     }
     /* the bipartite calls grew it once (the second set), then nothing */
@@ -506,15 +522,15 @@ static void test_pruner_memory(void) {
     allocs = h.allocs;
     for (int frame = 0; frame < 5; frame++) {
         out.count = 0;
-        CHECK(vl_box_pruner_prune(p, boxes, n, &out) == VL_OK, "frame");
-        CHECK(vl_box_pruner_prune_bipartite(p, boxes, n / 2, boxes + n / 2, n / 2, &out) == VL_OK, "frame");
+        CHECK(vl_box_prune(boxes, n, &out, &on_ctx) == VL_OK, "frame");
+        CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2, &out, &on_ctx) == VL_OK, "frame");
     }
     CHECK(h.allocs == allocs, "warm frames allocated %ld times (the first ones %ld)", h.allocs - allocs, grown);
-    vl_box_pruner_destroy(p);
+    vl_context_destroy(ctx);
     vl_pair_buffer_free(&out);
     vl_pair_buffer_free(&want);
     test_alloc_end(&h);
-    CHECK(h.bytes == 0 && vl_bytes_in_use() == before, "pruner leaked %zu bytes", h.bytes);
+    CHECK(h.bytes == 0 && vl_get_bytes_in_use() == before, "pruner leaked %zu bytes", h.bytes);
     free(boxes);
 }
 
@@ -523,7 +539,7 @@ static void test_failing_allocator(void) {
     vl_aabb* boxes = malloc(n * sizeof *boxes);
     test_rng r = {8};
     for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     test_alloc_hooks h;
     test_alloc_begin(&h);
     for (int bip = 0; bip < 2; bip++) {
@@ -531,10 +547,10 @@ static void test_failing_allocator(void) {
         for (long budget = 0;; budget++) {
             vl_pair_buffer out = {0};
             h.budget = budget;
-            vl_status s = bip ? vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n - n / 2, &out)
-                              : vl_box_prune(boxes, n, &out);
+            vl_status s = bip ? vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n - n / 2, &out, NULL)
+                              : vl_box_prune(boxes, n, &out, NULL);
             h.budget = -1;
-            size_t held = vl_bytes_in_use() - before - (size_t)out.capacity * sizeof(vl_pair);
+            size_t held = vl_get_bytes_in_use() - before - (size_t)out.capacity * sizeof(vl_pair);
             CHECK(held == 0, "%zu bytes held after the call", held);
             uint32_t count = out.count;
             vl_pair_buffer_free(&out);
@@ -545,13 +561,13 @@ static void test_failing_allocator(void) {
         CHECK(failures >= 3, "only %d failures", failures);
     }
     test_alloc_end(&h);
-    CHECK(vl_bytes_in_use() == before, "leak");
+    CHECK(vl_get_bytes_in_use() == before, "leak");
     free(boxes);
 }
 
 int main(void) {
     test_alloc_begin(&g_hooks);
-    CHECK(vl_box_pruner_create(&g_pruner) == VL_OK, "pruner");
+    CHECK(vl_context_create(NULL, &g_ctx) == VL_OK, "context");
     test_bad_input();
     test_bad_scratch();
     test_bad_buffers();
@@ -561,7 +577,7 @@ int main(void) {
     test_bands();
     test_failing_allocator();
     test_pruner_memory();
-    vl_box_pruner_destroy(g_pruner);
+    vl_context_destroy(g_ctx);
     test_alloc_end(&g_hooks);
     return test_finish("test_box_prune");
 }

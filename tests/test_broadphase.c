@@ -92,19 +92,18 @@ static void copy_as_slots(const mirror* m, pair_list* l, const vl_pair* p, uint3
     pairs_normalize(l->p, l->n);
 }
 
-/* When set, commit_and_check commits through vl_broadphase_commit_parallel on it. */
+/* When set, run_sequence's broadphases commit on it (vl_broadphase_desc.context). */
 static vl_context* g_commit_ctx;
 
 /* Commits and checks the pair set and the created / deleted lists against brute force. */
 static void commit_and_check(vl_broadphase* bp, mirror* m, const char* what) {
     g_created.count = g_deleted.count = 0;
-    vl_status s = g_commit_ctx ? vl_broadphase_commit_parallel(g_commit_ctx, bp, &g_created, &g_deleted)
-                               : vl_broadphase_commit(bp, &g_created, &g_deleted);
+    vl_status s = vl_broadphase_commit(bp, &g_created, &g_deleted);
     CHECK(s == VL_OK, "%s: commit %s", what, vl_status_string(s));
     CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after commit", what);
     brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
     uint32_t n = 0;
-    const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+    const vl_pair* pairs = vl_broadphase_get_pairs(bp, &n);
     copy_as_slots(m, &m->got, pairs, n, what);
     CHECK(pair_list_equal(m->got.p, m->got.n, m->now.p, m->now.n), "%s: %u pairs, brute force %u", what, m->got.n,
           m->now.n);
@@ -190,6 +189,7 @@ static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uin
              sleeping ? "/sleeping" : "", (unsigned long long)seed, g_scene_offset, g_cell_size);
     test_rng r = {seed};
     vl_broadphase_desc desc = kind_desc(kind);
+    desc.context = g_commit_ctx;
     vl_broadphase* bp = NULL;
     CHECK(vl_broadphase_create(&desc, &bp) == VL_OK, "%s: create", what);
     if (!bp) return;
@@ -210,7 +210,7 @@ static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uin
             commit_and_check(bp, &m, what);
         }
         CHECK(vl_broadphase_validate(bp) == VL_OK, "%s: validate after step %u op %u", what, step, op);
-        CHECK(vl_broadphase_count(bp) == m.alive, "%s: count %u, expected %u", what, vl_broadphase_count(bp), m.alive);
+        CHECK(vl_broadphase_get_count(bp) == m.alive, "%s: count %u, expected %u", what, vl_broadphase_get_count(bp), m.alive);
     }
     commit_and_check(bp, &m, what);
     /* everything gone: every pair deleted */
@@ -220,8 +220,8 @@ static void run_sequence(int kind, int scene, uint64_t seed, uint32_t steps, uin
     m.alive = 0;
     commit_and_check(bp, &m, what);
     uint32_t count = 1;
-    vl_broadphase_pairs(bp, &count);
-    CHECK(count == 0 && vl_broadphase_count(bp) == 0, "%s: not empty", what);
+    vl_broadphase_get_pairs(bp, &count);
+    CHECK(count == 0 && vl_broadphase_get_count(bp) == 0, "%s: not empty", what);
     vl_broadphase_destroy(bp);
     mirror_free(&m);
 }
@@ -250,7 +250,7 @@ static void test_offsets(void) {
     vl_thread_pool* pool = NULL;
     vl_context* ctx = NULL;
     if (vl_thread_pool_create(3, &pool) == VL_OK) {
-        vl_task_system sys = vl_thread_pool_task_system(pool);
+        vl_task_system sys = vl_thread_pool_get_task_system(pool);
         CHECK(vl_context_create(&sys, &ctx) == VL_OK, "pool context");
     }
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
@@ -419,7 +419,7 @@ static void test_bad_input(void) {
     CHECK(vl_broadphase_commit(NULL, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "commit NULL");
     CHECK(vl_broadphase_validate(NULL) == VL_ERR_INVALID_ARGUMENT, "validate NULL");
     uint32_t count = 5;
-    CHECK(vl_broadphase_pairs(NULL, &count) == NULL && count == 0, "pairs NULL");
+    CHECK(vl_broadphase_get_pairs(NULL, &count) == NULL && count == 0, "pairs NULL");
     vl_broadphase_destroy(NULL);
 
     for (int kind = 0; kind < KIND_COUNT; kind++) {
@@ -520,7 +520,7 @@ static void commit_under_budgets(vl_broadphase* bp, mirror* m, test_alloc_hooks*
     }
     brute_pairs(&m->now, m->box, m->live, m->stat, m->slots);
     uint32_t n = 0;
-    const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+    const vl_pair* pairs = vl_broadphase_get_pairs(bp, &n);
     copy_as_slots(m, &m->got, pairs, n, "after failures");
     CHECK(pair_list_equal(m->got.p, m->got.n, m->now.p, m->now.n), "%s: after failures %u pairs, brute %u",
           kind_names[kind], m->got.n, m->now.n);
@@ -535,7 +535,7 @@ static void commit_under_budgets(vl_broadphase* bp, mirror* m, test_alloc_hooks*
 static void test_failing_allocator(void) {
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     test_alloc_hooks h;
     test_alloc_begin(&h);
     for (int kind = 0; kind < KIND_COUNT; kind++) {
@@ -656,7 +656,7 @@ static void test_failing_allocator(void) {
     }
     vl_pair_buffer_free(&g_created);
     vl_pair_buffer_free(&g_deleted);
-    CHECK(vl_bytes_in_use() == before, "leak: %zu bytes", vl_bytes_in_use() - before);
+    CHECK(vl_get_bytes_in_use() == before, "leak: %zu bytes", vl_get_bytes_in_use() - before);
     CHECK(h.allocs == h.frees, "allocs %ld frees %ld", h.allocs, h.frees);
     test_alloc_end(&h);
 }
@@ -670,7 +670,7 @@ typedef struct bp_snapshot {
 
 /* The committed pairs of bp, sorted, in a malloc'ed array (their order is unspecified). */
 static vl_pair* sorted_pairs(const vl_broadphase* bp, uint32_t* n) {
-    const vl_pair* p = vl_broadphase_pairs(bp, n);
+    const vl_pair* p = vl_broadphase_get_pairs(bp, n);
     vl_pair* copy = malloc(sizeof(vl_pair) * (*n + 1));
     if (*n) memcpy(copy, p, sizeof(vl_pair) * *n);
     pairs_normalize(copy, *n);
@@ -678,7 +678,7 @@ static vl_pair* sorted_pairs(const vl_broadphase* bp, uint32_t* n) {
 }
 
 static void snapshot_take(const vl_broadphase* bp, const uint32_t* handles, uint32_t n, bp_snapshot* s) {
-    s->count = vl_broadphase_count(bp);
+    s->count = vl_broadphase_get_count(bp);
     s->pair = sorted_pairs(bp, &s->pairs);
     s->box = malloc(sizeof(vl_aabb) * (n + 1));
     for (uint32_t i = 0; i < n; i++) vl_broadphase_get_box(bp, handles[i], &s->box[i]);
@@ -687,7 +687,7 @@ static void snapshot_take(const vl_broadphase* bp, const uint32_t* handles, uint
 static int snapshot_same(const vl_broadphase* bp, const uint32_t* handles, uint32_t n, const bp_snapshot* s) {
     uint32_t pairs = 0;
     vl_pair* p = sorted_pairs(bp, &pairs);
-    int same = vl_broadphase_validate(bp) == VL_OK && vl_broadphase_count(bp) == s->count &&
+    int same = vl_broadphase_validate(bp) == VL_OK && vl_broadphase_get_count(bp) == s->count &&
                pair_list_equal(p, pairs, s->pair, s->pairs);
     free(p);
     for (uint32_t i = 0; i < n && same; i++) {
@@ -699,7 +699,7 @@ static int snapshot_same(const vl_broadphase* bp, const uint32_t* handles, uint3
 
 static void snapshot_free(bp_snapshot* s) { free(s->pair), free(s->box); }
 
-/* vl_broadphase_pairs lists the last commit's pairs, whatever changed since (adds, moves, flips,
+/* vl_broadphase_get_pairs lists the last commit's pairs, whatever changed since (adds, moves, flips,
  * removals), on every kind: none before the first commit, then each commit's until the next. */
 static void test_pairs_between_commits(void) {
     enum { N = 300 };
@@ -762,13 +762,13 @@ static vl_status capacity_op(vl_broadphase* bp, int op, uint32_t* handles, uint3
 
 /* The rule of volley/base.h for VL_ERR_OUT_OF_MEMORY, on every kind: a call that fails for memory
  * changes nothing observable (count, committed pairs, boxes, validate) though it may keep storage
- * it grew (vl_bytes_in_use higher); a failed call that could allocate nothing keeps nothing more;
+ * it grew (vl_get_bytes_in_use higher); a failed call that could allocate nothing keeps nothing more;
  * the kept storage is reused (the call that then succeeds allocates no more than the same call on
  * a twin that never failed) and freed by destroy (nothing leaks); after each call that succeeds,
  * the pairs equal the twin's. Adds, teleports, flips and commits, each first at budgets 0, 1,
  * 2... until it succeeds. */
 static void test_failed_calls_keep_capacity(void) {
-    size_t baseline = vl_bytes_in_use();
+    size_t baseline = vl_get_bytes_in_use();
     test_alloc_hooks h;
     test_alloc_begin(&h);
     for (int kind = 0; kind < KIND_COUNT; kind++) {
@@ -794,7 +794,7 @@ static void test_failed_calls_keep_capacity(void) {
             bp_snapshot snap;
             snapshot_take(bp, handles, n, &snap);
             for (long b = 0;; b++) {
-                size_t held = vl_bytes_in_use();
+                size_t held = vl_get_bytes_in_use();
                 before = h.allocs;
                 h.budget = b;
                 vl_status s = capacity_op(bp, op, handles, n, boxes, k, n);
@@ -811,17 +811,17 @@ static void test_failed_calls_keep_capacity(void) {
                 failures++;
                 CHECK(snapshot_same(bp, handles, n, &snap), "%s: op %d budget %ld: the failed call changed the state",
                       kind_names[kind], op, b);
-                size_t kept = vl_bytes_in_use() > held ? vl_bytes_in_use() - held : 0;
+                size_t kept = vl_get_bytes_in_use() > held ? vl_get_bytes_in_use() - held : 0;
                 most_kept = kept > most_kept ? kept : most_kept;
                 /* at budget 0 nothing can be allocated: the same call fails again and keeps nothing more */
-                size_t now = vl_bytes_in_use();
+                size_t now = vl_get_bytes_in_use();
                 h.budget = 0;
                 vl_status again = capacity_op(bp, op, handles, n, boxes, k, n);
                 h.budget = -1;
                 if (again == VL_OK) break; /* the kept storage was all it needed */
-                CHECK(again == VL_ERR_OUT_OF_MEMORY && vl_bytes_in_use() <= now,
+                CHECK(again == VL_ERR_OUT_OF_MEMORY && vl_get_bytes_in_use() <= now,
                       "%s: op %d: a call that allocated nothing kept %zu bytes more", kind_names[kind], op,
-                      vl_bytes_in_use() - now);
+                      vl_get_bytes_in_use() - now);
                 CHECK(snapshot_same(bp, handles, n, &snap), "%s: op %d: the second failed call changed the state",
                       kind_names[kind], op);
             }
@@ -844,7 +844,7 @@ static void test_failed_calls_keep_capacity(void) {
         free(handles), free(twin_handles), free(boxes);
     }
     test_alloc_end(&h);
-    CHECK(vl_bytes_in_use() == baseline, "%s: leak: %zu bytes", "kept storage", vl_bytes_in_use() - baseline);
+    CHECK(vl_get_bytes_in_use() == baseline, "%s: leak: %zu bytes", "kept storage", vl_get_bytes_in_use() - baseline);
 }
 
 /* After warm-up, frames of small oscillating moves and commits allocate nothing, with every box
@@ -893,7 +893,7 @@ static void test_pair_user_data(void) {
     do_add(bp, &m, &r, SCENE_CLUSTERED, 500, 0);
     commit_and_check(bp, &m, "user data");
     uint32_t n = 0;
-    const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+    const vl_pair* pairs = vl_broadphase_get_pairs(bp, &n);
     CHECK(n > 100, "only %u pairs", n);
     for (uint32_t i = 0; i < n; i++)
         CHECK(vl_broadphase_get_pair_user_data(bp, pairs[i].a, pairs[i].b) == NULL, "new pair has user data");
@@ -903,7 +903,7 @@ static void test_pair_user_data(void) {
     CHECK(vl_broadphase_set_pair_user_data(bp, 0, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "user data of no pair");
     do_remove(bp, &m, &r, 100);
     commit_and_check(bp, &m, "user data");
-    pairs = vl_broadphase_pairs(bp, &n);
+    pairs = vl_broadphase_get_pairs(bp, &n);
     for (uint32_t i = 0; i < n; i++)
         CHECK(vl_broadphase_get_pair_user_data(bp, pairs[i].a, pairs[i].b) ==
                   (void*)(uintptr_t)(pairs[i].a * 100003u + pairs[i].b),

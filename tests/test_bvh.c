@@ -42,7 +42,7 @@ static vl_bvh_tri* make_tris(const scene_mesh* m) {
 /* The closest hit over every primitive, or the hit test of one primitive (only = its index). */
 static vl_hit brute(const scene_prims* s, const vl_ray* ray, uint32_t only) {
     vl_hit best = vl_bvh_miss();
-    if (!vl_bvh_ray_valid(ray)) return best;
+    if (!vl_ray_is_valid(ray)) return best;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
     int parallel = vl_bvh_rayrec_set(rec, ray) != 0;
     float tmax = rec[VL_RR_TMAX];
@@ -79,17 +79,17 @@ static int any_ok(const scene_prims* s, const vl_ray* ray, vl_hit any, vl_hit cl
 static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* rays, uint32_t n, const char* what) {
     vl_hit* closest = malloc(sizeof(vl_hit) * n);
     vl_hit* any = malloc(sizeof(vl_hit) * n);
-    vl_hit* grouped = malloc(sizeof(vl_hit) * 2 * n); /* closest, then any, with VL_RAY_GROUP_BY_ORIGIN */
-    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_CLOSEST, closest) == VL_OK, "%s: batched closest", what);
-    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_ANY, any) == VL_OK, "%s: batched any", what);
-    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_GROUP_BY_ORIGIN, grouped) == VL_OK, "%s: grouped closest", what);
-    CHECK(vl_bvh_raycast(bvh, rays, n, VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN, grouped + n) == VL_OK, "%s: grouped any",
+    vl_hit* grouped = malloc(sizeof(vl_hit) * 2 * n); /* closest, then any, with VL_QUERY_GROUP_BY_ORIGIN */
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_QUERY_CLOSEST, closest, NULL) == VL_OK, "%s: batched closest", what);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_QUERY_ANY, any, NULL) == VL_OK, "%s: batched any", what);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_QUERY_GROUP_BY_ORIGIN, grouped, NULL) == VL_OK, "%s: grouped closest", what);
+    CHECK(vl_bvh_raycast(bvh, rays, n, VL_QUERY_ANY | VL_QUERY_GROUP_BY_ORIGIN, grouped + n, NULL) == VL_OK, "%s: grouped any",
           what);
     uint32_t hits = 0;
     for (uint32_t i = 0; i < n; i++) {
         vl_hit ref = brute(s, &rays[i], VL_NO_HIT), one, one_any;
-        CHECK(vl_bvh_raycast1(bvh, &rays[i], VL_RAY_CLOSEST, &one) == VL_OK, "%s: single", what);
-        CHECK(vl_bvh_raycast1(bvh, &rays[i], VL_RAY_ANY, &one_any) == VL_OK, "%s: single any", what);
+        CHECK(vl_bvh_raycast1(bvh, &rays[i], VL_QUERY_CLOSEST, &one) == VL_OK, "%s: single", what);
+        CHECK(vl_bvh_raycast1(bvh, &rays[i], VL_QUERY_ANY, &one_any) == VL_OK, "%s: single any", what);
         CHECK(same_hit(closest[i], ref), "%s ray %u: batched prim %u t %.9g, brute prim %u t %.9g", what, i,
               closest[i].prim, closest[i].t, ref.prim, ref.t);
         CHECK(same_hit(one, ref), "%s ray %u: single prim %u t %.9g, brute prim %u t %.9g", what, i, one.prim, one.t,
@@ -110,7 +110,7 @@ static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* ra
         uint32_t m = sizes[k] < n ? sizes[k] : n;
         vl_hit part[4096];
         for (uint32_t f = 0; f < 2; f++) {
-            CHECK(vl_bvh_raycast(bvh, rays, m, f, part) == VL_OK, "%s: batch of %u", what, m);
+            CHECK(vl_bvh_raycast(bvh, rays, m, f, part, NULL) == VL_OK, "%s: batch of %u", what, m);
             for (uint32_t i = 0; i < m; i++)
                 CHECK(f ? any_ok(s, &rays[i], part[i], closest[i]) : same_hit(part[i], closest[i]),
                       "%s: batch of %u, ray %u, flags %u", what, m, i, f);
@@ -125,7 +125,7 @@ static void check_rays(const vl_bvh* bvh, const scene_prims* s, const vl_ray* ra
 /* Ray sets over a triangle mesh. */
 static void check_mesh(const scene_mesh* m, uint32_t n, uint64_t seed, const vl_bvh_desc* desc, const char* name) {
     vl_bvh* bvh = NULL;
-    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &bvh);
+    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &bvh, NULL);
     CHECK(st == VL_OK, "%s: build: %s", name, vl_status_string(st));
     if (st != VL_OK) return;
     CHECK(vl_bvh_validate(bvh) == VL_OK, "%s: validate", name);
@@ -216,7 +216,7 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed, float offset)
     uint32_t total = nboxes + 2;
     scene_move_boxes(boxes, total, offset);
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_boxes(boxes, total, NULL, &bvh) == VL_OK, "build boxes");
+    CHECK(vl_bvh_build_boxes(boxes, total, NULL, &bvh, NULL) == VL_OK, "build boxes");
     if (!bvh) return;
     CHECK(vl_bvh_validate(bvh) == VL_OK, "validate boxes");
     scene_prims s = {NULL, boxes, total};
@@ -301,7 +301,7 @@ static void test_chunks(void) {
     scene_mesh m;
     if (!scene_world(24, 12, 64, 8, &m)) return;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     const uint32_t n = VL_STREAM_CHUNK + VL_WALK_BATCH + 1;
     const int full = test_scaled(10) >= 10;
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
@@ -310,8 +310,8 @@ static void test_chunks(void) {
         if (pass) scene_rays_los(&m, n, 24, rays);
         else scene_rays_diffuse(&m, n, 25, rays);
         for (uint32_t f = 0; f < 4; f += full ? 1 : 3) { /* closest, any, and both grouped by origin */
-            uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
-            CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits) == VL_OK, "chunks batch");
+            uint32_t flags = (f & 1) | (f & 2 ? VL_QUERY_GROUP_BY_ORIGIN : 0u);
+            CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits, NULL) == VL_OK, "chunks batch");
             uint32_t bad = 0;
             for (uint32_t i = 0; i < n; i++) {
                 vl_hit one;
@@ -364,7 +364,7 @@ static void test_seed_overflow(void) {
     scene_mesh m;
     if (!scene_world(24, 12, 64, 9, &m)) return;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     enum { n = 1000 };
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
@@ -409,7 +409,7 @@ static void test_large_tree(void) {
     scene_mesh m;
     if (!scene_world(448, 200, 256, 12, &m)) return;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     vl_bvh_stats st;
     if (bvh && vl_bvh_get_stats(bvh, &st) == VL_OK)
         CHECK(st.bytes >= VL_WALK_PREFETCH_BYTES, "the large tree takes only %zu bytes", st.bytes);
@@ -420,7 +420,7 @@ static void test_large_tree(void) {
         if (pass) scene_rays_los(&m, n, 28, rays);
         else scene_rays_random(&m, n, 29, rays);
         for (uint32_t f = 0; f < 2; f++) {
-            CHECK(vl_bvh_raycast(bvh, rays, n, f, hits) == VL_OK, "large tree batch");
+            CHECK(vl_bvh_raycast(bvh, rays, n, f, hits, NULL) == VL_OK, "large tree batch");
             uint32_t bad = 0;
             for (uint32_t i = 0; i < n; i++) {
                 vl_hit one;
@@ -441,7 +441,7 @@ static void test_million(void) {
     scene_mesh m;
     if (!scene_world(64, 60, 512, 21, &m)) return;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     uint32_t n = test_scaled(1000000);
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
@@ -449,8 +449,8 @@ static void test_million(void) {
         if (pass) scene_rays_los(&m, n, 22, rays);
         else scene_rays_random(&m, n, 23, rays);
         for (uint32_t f = 0; f < 4; f++) { /* closest, any, and both grouped by origin */
-            uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
-            CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits) == VL_OK, "1M batch");
+            uint32_t flags = (f & 1) | (f & 2 ? VL_QUERY_GROUP_BY_ORIGIN : 0u);
+            CHECK(vl_bvh_raycast(bvh, rays, n, flags, hits, NULL) == VL_OK, "1M batch");
             uint32_t bad = 0;
             for (uint32_t i = 0; i < n; i++) {
                 vl_hit one;

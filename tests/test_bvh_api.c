@@ -15,37 +15,37 @@ static const uint32_t quad_idx[] = {0, 1, 2, 0, 2, 3};
 static void test_build_errors(void) {
     vl_bvh* bvh = (vl_bvh*)1;
     vl_bvh* const untouched = bvh;
-    CHECK(vl_bvh_build_triangles(NULL, 4, quad_idx, 2, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL xyz");
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, NULL, 2, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL indices");
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 0, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "0 triangles");
+    CHECK(vl_bvh_build_triangles(NULL, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL xyz");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, NULL, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL indices");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 0, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "0 triangles");
     uint32_t bad_idx[] = {0, 1, 4};
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, bad_idx, 1, NULL, &bvh) == VL_ERR_INVALID_GEOMETRY, "index past end");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, bad_idx, 1, NULL, &bvh, NULL) == VL_ERR_INVALID_GEOMETRY, "index past end");
     float xyz[12];
     memcpy(xyz, quad_xyz, sizeof xyz);
     xyz[4] = NAN;
-    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh) == VL_ERR_INVALID_GEOMETRY, "NaN vertex");
+    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_GEOMETRY, "NaN vertex");
     xyz[4] = -INFINITY;
-    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh) == VL_ERR_INVALID_GEOMETRY, "inf vertex");
+    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_GEOMETRY, "inf vertex");
     vl_bvh_desc d = vl_bvh_default_desc();
     d.max_leaf_size = 0;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "leaf size 0");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "leaf size 0");
     d = vl_bvh_default_desc(), d.max_leaf_size = VL_BVH_MAX_LEAF_SIZE + 1;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "leaf size big");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "leaf size big");
     d = vl_bvh_default_desc(), d.sah_bins = 3;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "3 bins");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "3 bins");
     d = vl_bvh_default_desc(), d.node_cost = NAN;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh) == VL_ERR_INVALID_FLAGS, "NaN node cost");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "NaN node cost");
 
     vl_aabb boxes[2] = {{{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}};
-    CHECK(vl_bvh_build_boxes(NULL, 2, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
-    CHECK(vl_bvh_build_boxes(boxes, 0, NULL, &bvh) == VL_ERR_INVALID_ARGUMENT, "0 boxes");
+    CHECK(vl_bvh_build_boxes(NULL, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_bvh_build_boxes(boxes, 0, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "0 boxes");
     boxes[1].min[2] = NAN;
-    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh) == VL_ERR_INVALID_BOUNDS, "NaN box");
+    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_BOUNDS, "NaN box");
     boxes[1].min[2] = 2;
-    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh) == VL_ERR_INVALID_BOUNDS, "min > max");
+    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_BOUNDS, "min > max");
     CHECK(bvh == untouched, "out written on failure");
-    CHECK(vl_bytes_in_use() == 0, "leak after failed builds: %zu", vl_bytes_in_use());
+    CHECK(vl_get_bytes_in_use() == 0, "leak after failed builds: %zu", vl_get_bytes_in_use());
     vl_bvh_destroy(NULL);
     CHECK(vl_bvh_validate(NULL) == VL_ERR_INVALID_ARGUMENT, "validate NULL");
 }
@@ -57,17 +57,18 @@ static vl_ray ray_at(float x, float y, float z, float dx, float dy, float dz) {
 
 static void test_query_errors(void) {
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, &bvh) == VL_OK, "build quad");
+    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_OK, "build quad");
     if (!bvh) return;
     vl_ray good = ray_at(0.25f, 0.5f, 1, 0, 0, -1);
     vl_hit h, one[1];
-    CHECK(vl_bvh_raycast(NULL, &good, 1, 0, one) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, one) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
-    CHECK(vl_bvh_raycast(bvh, &good, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
-    CHECK(vl_bvh_raycast(bvh, &good, 1, 4, one) == VL_ERR_INVALID_FLAGS, "bad flags");
-    CHECK(vl_bvh_raycast(bvh, &good, 1, VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN, one) == VL_OK, "grouped any");
-    CHECK(vl_bvh_raycast1(bvh, &good, VL_RAY_GROUP_BY_ORIGIN, &h) == VL_OK && h.prim == 1, "raycast1 takes the hint");
-    CHECK(vl_bvh_raycast(bvh, NULL, 0, 0, NULL) == VL_OK, "count 0");
+    CHECK(vl_bvh_raycast(NULL, &good, 1, 0, one, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, one, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, 0, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, 4, one, NULL) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, VL_QUERY_ANY | VL_QUERY_GROUP_BY_ORIGIN, one, NULL) == VL_OK, "grouped any");
+    CHECK(vl_bvh_raycast1(bvh, &good, VL_QUERY_GROUP_BY_ORIGIN, &h) == VL_ERR_INVALID_FLAGS, "raycast1 refuses the batch hint");
+    CHECK(vl_bvh_raycast(bvh, &good, 1, VL_QUERY_GROUP_BY_ORIGIN, &h, NULL) == VL_OK && h.prim == 1, "a batch of one takes it");
+    CHECK(vl_bvh_raycast(bvh, NULL, 0, 0, NULL, NULL) == VL_OK, "count 0");
     CHECK(vl_bvh_raycast1(NULL, &good, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL bvh");
     CHECK(vl_bvh_raycast1(bvh, NULL, 0, &h) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL ray");
     CHECK(vl_bvh_raycast1(bvh, &good, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "raycast1 NULL hit");
@@ -105,10 +106,10 @@ static void test_query_errors(void) {
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint32_t n = sizes[k];
         for (uint32_t f = 0; f < 4; f++) {
-            uint32_t flags = (f & 1) | (f & 2 ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+            uint32_t flags = (f & 1) | (f & 2 ? VL_QUERY_GROUP_BY_ORIGIN : 0u);
             int any_invalid = 0;
             for (uint32_t i = 0; i < n; i++) any_invalid |= !valid[i % 64];
-            vl_status st = vl_bvh_raycast(bvh, rays, n, flags, hits);
+            vl_status st = vl_bvh_raycast(bvh, rays, n, flags, hits, NULL);
             CHECK(st == (any_invalid ? VL_ERR_INVALID_QUERY : VL_OK), "batch %u status %s", n, vl_status_string(st));
             for (uint32_t i = 0; i < n; i++) {
                 int expect_hit = valid[i % 64] && i % 64 % 12 != 10;
@@ -139,9 +140,9 @@ static void test_out_of_memory(void) {
         for (long budget = 0; budget < 64 && !built; budget++) {
             hooks.budget = budget;
             vl_bvh* bvh = NULL;
-            vl_status st = kind ? vl_bvh_build_boxes(boxes, 40, NULL, &bvh)
+            vl_status st = kind ? vl_bvh_build_boxes(boxes, 40, NULL, &bvh, NULL)
                                 : vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count,
-                                                         NULL, &bvh);
+                                                         NULL, &bvh, NULL);
             if (st == VL_OK) {
                 built = 1;
                 vl_bvh_destroy(bvh);
@@ -155,7 +156,7 @@ static void test_out_of_memory(void) {
     /* a batch whose scratch cannot be allocated is traced one ray at a time: the same answers */
     hooks.budget = -1;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     if (bvh) {
         enum { most = VL_WALK_BATCH + 100 };
         vl_ray* rays = malloc(sizeof(vl_ray) * most);
@@ -166,10 +167,10 @@ static void test_out_of_memory(void) {
         static const uint32_t sizes[] = {300, most}; /* walks, then ray streams */
         for (int k = 0; k < 2 && rays && hits && want; k++) {
             const uint32_t n = sizes[k];
-            CHECK(vl_bvh_raycast(bvh, rays, n, 0, want) == VL_ERR_INVALID_QUERY, "raycast");
+            CHECK(vl_bvh_raycast(bvh, rays, n, 0, want, NULL) == VL_ERR_INVALID_QUERY, "raycast");
             hooks.budget = 0;
             size_t before = hooks.bytes;
-            CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits) == VL_ERR_INVALID_QUERY, "raycast without scratch");
+            CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits, NULL) == VL_ERR_INVALID_QUERY, "raycast without scratch");
             CHECK(hooks.bytes == before, "nothing held");
             for (uint32_t i = 0; i < n; i++)
                 CHECK(hits[i].prim == want[i].prim && hits[i].t == want[i].t, "answer %u without scratch", i);
@@ -183,14 +184,14 @@ static void test_out_of_memory(void) {
     scene_free(&m);
 }
 
-/* vl_bvh_raycast_scratch: the same answers as vl_bvh_raycast whichever way a batch goes (walks,
+/* vl_bvh_raycast on the caller's scratch: the same answers as vl_bvh_raycast whichever way a batch goes (walks,
  * streams, chunks grouped by origin), no allocation at all, and a clear error, nothing written, for a
  * scratch that is missing, misaligned or too small. */
 static void test_caller_scratch(void) {
     scene_mesh m;
     if (!scene_world(24, 12, 64, 9, &m)) return;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     if (!bvh) {
         scene_free(&m);
         return;
@@ -199,14 +200,14 @@ static void test_caller_scratch(void) {
     CHECK(vl_bvh_raycast_scratch_size(bvh, 100, 4) == 0, "size for bad flags");
     CHECK(vl_bvh_raycast_scratch_size(bvh, 7, 0) == 0, "size under 8 rays");
     CHECK(vl_bvh_raycast_scratch_size(bvh, 8, 0) > 0, "size at 8 rays");
-    CHECK(vl_bvh_raycast_scratch_size(bvh, 5000, VL_RAY_ANY) >= vl_bvh_raycast_scratch_size(bvh, 500, VL_RAY_ANY),
+    CHECK(vl_bvh_raycast_scratch_size(bvh, 5000, VL_QUERY_ANY) >= vl_bvh_raycast_scratch_size(bvh, 500, VL_QUERY_ANY),
           "size grows with the batch");
     enum { n = VL_STREAM_CHUNK + 1 };
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
     vl_hit* want = malloc(sizeof(vl_hit) * n);
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
-    const size_t most = vl_bvh_raycast_scratch_size(bvh, n, VL_RAY_GROUP_BY_ORIGIN);
-    char* block = aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (most + 2 * VL_BVH_SCRATCH_ALIGNMENT) & ~(size_t)63);
+    const size_t most = vl_bvh_raycast_scratch_size(bvh, n, VL_QUERY_GROUP_BY_ORIGIN);
+    char* block = aligned_alloc(VL_SCRATCH_ALIGNMENT, (most + 2 * VL_SCRATCH_ALIGNMENT) & ~(size_t)63);
     if (!rays || !want || !hits || !block) goto done;
     scene_rays_random(&m, n, 17, rays);
     rays[11].dir[1] = NAN; /* an invalid ray among them */
@@ -216,12 +217,12 @@ static void test_caller_scratch(void) {
     for (int way = 0; way < 2; way++) {
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             for (uint32_t f = 0; f < 2; f++) {
-                const uint32_t count = sizes[k], flags = f | (way ? VL_RAY_GROUP_BY_ORIGIN : 0u);
+                const uint32_t count = sizes[k], flags = f | (way ? VL_QUERY_GROUP_BY_ORIGIN : 0u);
                 const size_t need = vl_bvh_raycast_scratch_size(bvh, count, flags);
                 const vl_status expect = count > 11 ? VL_ERR_INVALID_QUERY : VL_OK;
-                CHECK(vl_bvh_raycast(bvh, rays, count, flags, want) == expect, "raycast %u", count);
+                CHECK(vl_bvh_raycast(bvh, rays, count, flags, want, NULL) == expect, "raycast %u", count);
                 test_alloc_begin(&hooks);
-                vl_status st = vl_bvh_raycast_scratch(bvh, rays, count, flags, hits, need ? block : NULL, need);
+                vl_status st = vl_bvh_raycast(bvh, rays, count, flags, hits, &(vl_exec){.scratch = need ? block : NULL, .scratch_bytes = need});
                 test_alloc_end(&hooks);
                 CHECK(st == expect, "way %d count %u flags %u: %s", way, count, flags, vl_status_string(st));
                 CHECK(hooks.allocs == 0, "way %d count %u: %ld allocations", way, count, hooks.allocs);
@@ -234,7 +235,7 @@ static void test_caller_scratch(void) {
                 void* bad[3] = {NULL, block + 16, block};
                 size_t bytes[3] = {need, need, need - 1};
                 for (int b = 0; b < 3; b++) {
-                    st = vl_bvh_raycast_scratch(bvh, rays, count, flags, hits, bad[b], bytes[b]);
+                    st = vl_bvh_raycast(bvh, rays, count, flags, hits, &(vl_exec){.scratch = bad[b], .scratch_bytes = bytes[b]});
                     CHECK(st == VL_ERR_INVALID_ARGUMENT, "bad scratch %d: %s", b, vl_status_string(st));
                 }
                 uint32_t touched = 0;
@@ -243,9 +244,9 @@ static void test_caller_scratch(void) {
             }
         }
     }
-    CHECK(vl_bvh_raycast_scratch(bvh, rays, 100, 4, hits, block, most) == VL_ERR_INVALID_FLAGS, "bad flags");
-    CHECK(vl_bvh_raycast_scratch(NULL, rays, 100, 0, hits, block, most) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_raycast_scratch(bvh, rays, 100, 0, NULL, block, most) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_raycast(bvh, rays, 100, 4, hits, &(vl_exec){.scratch = block, .scratch_bytes = most}) == VL_ERR_INVALID_FLAGS, "bad flags");
+    CHECK(vl_bvh_raycast(NULL, rays, 100, 0, hits, &(vl_exec){.scratch = block, .scratch_bytes = most}) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast(bvh, rays, 100, 0, NULL, &(vl_exec){.scratch = block, .scratch_bytes = most}) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
 done:
     free(rays), free(want), free(hits), free(block);
     vl_bvh_destroy(bvh);
@@ -256,7 +257,7 @@ static void test_validate_and_stats(void) {
     scene_mesh m;
     if (!scene_world(20, 10, 8, 4, &m)) return;
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     if (!bvh) return;
     vl_bvh_stats st;
     CHECK(vl_bvh_get_stats(NULL, &st) == VL_ERR_INVALID_ARGUMENT &&
@@ -268,7 +269,7 @@ static void test_validate_and_stats(void) {
               st.sah_cost > 1.0 && st.bytes >= st.primitives * sizeof(vl_bvh_tri),
           "stats: %u prims %u nodes %u leaves depth %u sah %g bytes %zu", st.primitives, st.nodes, st.leaves, st.depth,
           st.sah_cost, st.bytes);
-    CHECK(st.bytes <= vl_bytes_in_use(), "bytes %zu of %zu in use", st.bytes, vl_bytes_in_use());
+    CHECK(st.bytes <= vl_get_bytes_in_use(), "bytes %zu of %zu in use", st.bytes, vl_get_bytes_in_use());
     CHECK(vl_bvh_validate(bvh) == VL_OK, "validate");
     /* damage the tree in several ways; each is caught, then repaired */
     vl_bvh_node saved = bvh->nodes[1];
@@ -314,7 +315,7 @@ static void test_validate_and_stats(void) {
     float same[9] = {1, 1, 1, 2, 1, 1, 1, 2, 1};
     uint32_t n = 1000, *idx = malloc(sizeof(uint32_t) * 3 * n);
     for (uint32_t i = 0; i < 3 * n; i++) idx[i] = i % 3;
-    CHECK(vl_bvh_build_triangles(same, 3, idx, n, NULL, &bvh) == VL_OK && vl_bvh_validate(bvh) == VL_OK, "stack");
+    CHECK(vl_bvh_build_triangles(same, 3, idx, n, NULL, &bvh, NULL) == VL_OK && vl_bvh_validate(bvh) == VL_OK, "stack");
     vl_ray r = ray_at(1.2f, 1.2f, 5, 0, 0, -1);
     vl_hit h;
     CHECK(vl_bvh_raycast1(bvh, &r, 0, &h) == VL_OK && h.prim < n && h.t == 4.0f, "stacked hit t %g", h.t);
@@ -369,7 +370,7 @@ static void test_grazing_rays(void) {
     const float xyz[9] = {-1, -1, -1, -1, 2.5f, 2.5f, 2.5f, 2.5f, 2.5f}; /* in the plane y = z */
     const uint32_t idx[3] = {0, 1, 2};
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "grazing: build");
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "grazing: build");
     const vl_ray rays[3] = {
         {{-8, -8, -8}, 0.0f, {1.5f, 1e-30f, 0.0f}, INFINITY}, /* in the plane, 1e-30 off it */
         {{-8, -8, -8}, 0.0f, {1.0f, 1e-7f, 0.0f}, INFINITY},  /* 1e-7 rad off it */
@@ -378,7 +379,7 @@ static void test_grazing_rays(void) {
     vl_bvh_tri tri;
     vl_bvh_tri_setup(&tri, xyz, xyz + 3, xyz + 6, 0);
     vl_hit batch[3], single;
-    CHECK(vl_bvh_raycast(bvh, rays, 3, 0, batch) == VL_OK, "grazing: raycast");
+    CHECK(vl_bvh_raycast(bvh, rays, 3, 0, batch, NULL) == VL_OK, "grazing: raycast");
     for (int i = 0; i < 3; i++) {
         float t, u, v;
         int hit = vl_bvh_ray_triangle(rays[i].origin, rays[i].dir, 0.0f, FLT_MAX, &tri, &t, &u, &v);
@@ -395,7 +396,7 @@ static void test_grazing_rays(void) {
 }
 
 int main(void) {
-    CHECK(vl_bytes_in_use() == 0, "bytes in use at start");
+    CHECK(vl_get_bytes_in_use() == 0, "bytes in use at start");
     test_build_errors();
     test_query_errors();
     test_out_of_memory();
@@ -403,6 +404,6 @@ int main(void) {
     test_validate_and_stats();
     test_triangle_reference();
     test_grazing_rays();
-    CHECK(vl_bytes_in_use() == 0, "bytes in use at the end: %zu", vl_bytes_in_use());
+    CHECK(vl_get_bytes_in_use() == 0, "bytes in use at the end: %zu", vl_get_bytes_in_use());
     return test_finish("test_bvh_api");
 }

@@ -1,7 +1,7 @@
 /* Raycasts far from the origin against a double-precision brute force: triangle soups, the
  * procedural world, the real meshes and box trees, each at every offset of scenes.h (0, +-2^10,
  * +-2^13, +-2^17), through every path a ray takes (a batch of walks, a batch of ray streams,
- * vl_bvh_raycast_scratch, vl_bvh_raycast_parallel, vl_bvh_raycast1), closest hit and any hit.
+ * on scratch and on a context, vl_bvh_raycast1), closest hit and any hit.
  *
  * The oracle intersects the same float rays with the same float triangles (or boxes) in double.
  * Its band is relative to the query, never to the distance from the origin: with L the
@@ -153,16 +153,16 @@ static void check_far(const vl_bvh* bvh, const far_scene* s, const vl_ray* rays,
     CHECK(vl_context_create(NULL, &ctx) == VL_OK, "context");
     for (uint32_t f = 0; f < 2; f++) {
         for (int p = 0; p < FAR_PATHS; p++) hits[f][p] = malloc(sizeof(vl_hit) * big);
-        vl_status st = vl_bvh_raycast(bvh, rays, n, f, hits[f][0]);
+        vl_status st = vl_bvh_raycast(bvh, rays, n, f, hits[f][0], NULL);
         CHECK(st == VL_OK, "%s: walks status %d", what, (int)st);
-        st = vl_bvh_raycast(bvh, tiled, big, f, hits[f][1]);
+        st = vl_bvh_raycast(bvh, tiled, big, f, hits[f][1], NULL);
         CHECK(st == VL_OK, "%s: streams status %d", what, (int)st);
         size_t bytes = vl_bvh_raycast_scratch_size(bvh, big, f);
-        void* scratch = aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63);
-        st = vl_bvh_raycast_scratch(bvh, tiled, big, f, hits[f][2], scratch, bytes);
+        void* scratch = aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63);
+        st = vl_bvh_raycast(bvh, tiled, big, f, hits[f][2], &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         CHECK(st == VL_OK, "%s: scratch status %d", what, (int)st);
         free(scratch);
-        st = vl_bvh_raycast_parallel(ctx, bvh, tiled, big, f, hits[f][3]);
+        st = vl_bvh_raycast(bvh, tiled, big, f, hits[f][3], &(vl_exec){.context = ctx});
         CHECK(st == VL_OK, "%s: parallel status %d", what, (int)st);
         for (uint32_t i = 0; i < n; i++) vl_bvh_raycast1(bvh, &rays[i], f, &hits[f][4][i]);
     }
@@ -241,7 +241,7 @@ static void rays_near_edges(const scene_mesh* m, uint32_t n, test_rng* rng, vl_r
 /* The ray sets of one mesh at one offset (the mesh already moved). */
 static void check_mesh_far(const scene_mesh* m, uint32_t n, uint64_t seed, const char* name) {
     vl_bvh* bvh = NULL;
-    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &bvh);
+    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &bvh, NULL);
     CHECK(st == VL_OK, "%s: build: %s", name, vl_status_string(st));
     if (st != VL_OK) return;
     far_scene s = {m, NULL, m->triangle_count};
@@ -335,7 +335,7 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
         scene_offset_vector(o, v);
         scene_move_boxes(boxes, nboxes + 1, o);
         vl_bvh* bvh = NULL;
-        CHECK(vl_bvh_build_boxes(boxes, nboxes + 1, NULL, &bvh) == VL_OK, "build boxes");
+        CHECK(vl_bvh_build_boxes(boxes, nboxes + 1, NULL, &bvh, NULL) == VL_OK, "build boxes");
         far_scene s = {NULL, boxes, nboxes + 1};
         vl_ray* rays = malloc(sizeof(vl_ray) * n);
         for (uint32_t i = 0; i < n; i++) {

@@ -14,6 +14,17 @@
 #include "test_alloc.h"
 #include "test_util.h"
 
+
+/* One query as a batch of one, its pairs named `tag` (a batch names its queries from 0). */
+static vl_status overlap_one(const vl_bvh* bvh, const vl_aabb* box, const vl_sphere* sphere, uint32_t tag,
+                             vl_pair_buffer* out) {
+    const uint32_t from = out ? out->count : 0;
+    vl_status st = box ? vl_bvh_overlap_boxes(bvh, box, 1, out, NULL) : vl_bvh_overlap_spheres(bvh, sphere, 1, out, NULL);
+    if (st == VL_OK || st == VL_ERR_INVALID_QUERY)
+        for (uint32_t k = from; k < out->count; k++) out->pairs[k].a = tag;
+    return st;
+}
+
 static uint64_t g_skipped, g_expected;
 
 /* Sorted copy of a buffer's pairs [from, count). */
@@ -41,7 +52,7 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
     /* the plain batch appends after what is there */
     vl_pair_buffer_reserve(&batched, 3);
     batched.pairs[0] = (vl_pair){7, 7}, batched.count = 1;
-    vl_status st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &batched) : vl_bvh_overlap_spheres(bvh, spheres, n, &batched);
+    vl_status st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &batched, NULL) : vl_bvh_overlap_spheres(bvh, spheres, n, &batched, NULL);
     CHECK(st == expect, "%s: batched status %s", what, vl_status_string(st));
     CHECK(batched.pairs[0].a == 7 && batched.pairs[0].b == 7, "%s: earlier pair kept", what);
     uint32_t nb, ns, nc;
@@ -55,7 +66,7 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
     g_expected += r.expected;
 
     for (uint32_t i = 0; i < n; i++) {
-        st = boxes ? vl_bvh_overlap_box1(bvh, &boxes[i], i, &single) : vl_bvh_overlap_sphere1(bvh, &spheres[i], i, &single);
+        st = boxes ? overlap_one(bvh, &boxes[i], NULL, i, &single) : overlap_one(bvh, NULL, &spheres[i], i, &single);
         int valid = boxes ? oracle_query_box_valid(&boxes[i]) : oracle_query_sphere_valid(&spheres[i]);
         CHECK(st == (valid ? VL_OK : VL_ERR_INVALID_QUERY), "%s: single %u status %s", what, i, vl_status_string(st));
     }
@@ -63,9 +74,9 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
     CHECK(same_pairs(pb, nb, ps, ns), "%s: batched %u pairs, single %u", what, nb, ns);
 
     size_t bytes = vl_bvh_overlap_scratch_size(bvh, n);
-    void* scratch = bytes ? aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) / 64 * 64) : NULL;
-    st = boxes ? vl_bvh_overlap_boxes_scratch(bvh, boxes, n, &scratch_out, scratch, bytes)
-               : vl_bvh_overlap_spheres_scratch(bvh, spheres, n, &scratch_out, scratch, bytes);
+    void* scratch = bytes ? aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) / 64 * 64) : NULL;
+    st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &scratch_out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+               : vl_bvh_overlap_spheres(bvh, spheres, n, &scratch_out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
     CHECK(st == expect, "%s: scratch status %s", what, vl_status_string(st));
     vl_pair* pc = sorted_pairs(&scratch_out, 0, &nc);
     CHECK(same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, scratch %u", what, nb, nc);
@@ -75,7 +86,7 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint32_t m = sizes[k] < n ? sizes[k] : n, np;
         scratch_out.count = 0;
-        st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, m, &scratch_out) : vl_bvh_overlap_spheres(bvh, spheres, m, &scratch_out);
+        st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, m, &scratch_out, NULL) : vl_bvh_overlap_spheres(bvh, spheres, m, &scratch_out, NULL);
         vl_pair* pp = sorted_pairs(&scratch_out, 0, &np);
         uint32_t want = 0;
         while (want < nb && pb[want].a < m) want++;
@@ -141,7 +152,7 @@ static void spoil(vl_aabb* boxes, vl_sphere* spheres, uint32_t n) {
 static void check_mesh_at(const char* name, const scene_mesh* m, uint32_t n, float scale, uint64_t seed,
                           const vl_bvh_desc* desc, int with_invalid) {
     vl_bvh* bvh = NULL;
-    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &bvh);
+    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &bvh, NULL);
     CHECK(st == VL_OK, "%s: build %s", name, vl_status_string(st));
     if (!bvh) return;
     oracle_scene sc = {m->xyz, m->indices, NULL, m->triangle_count};
@@ -233,12 +244,12 @@ static void test_contacts_at(uint32_t offset) {
     scene_offset_vector(scene_offset(offset), v);
     for (uint32_t i = 0; i < n; i++) scene_move_points(spheres[i].center, 1, v);
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "contacts build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "contacts build");
     oracle_scene sc = {m.xyz, m.indices, NULL, m.triangle_count};
     for (uint32_t i = 0; i < n && bvh && offset == 0; i++) {
         vl_pair_buffer b = {0}, s = {0};
-        CHECK(vl_bvh_overlap_boxes(bvh, &boxes[i], 1, &b) == VL_OK, "contact box %u", i);
-        CHECK(vl_bvh_overlap_spheres(bvh, &spheres[i], 1, &s) == VL_OK, "contact sphere %u", i);
+        CHECK(vl_bvh_overlap_boxes(bvh, &boxes[i], 1, &b, NULL) == VL_OK, "contact box %u", i);
+        CHECK(vl_bvh_overlap_spheres(bvh, &spheres[i], 1, &s, NULL) == VL_OK, "contact sphere %u", i);
         CHECK((b.count > 0) == must[i], "contact box %u: %u pairs, want %s", i, b.count, must[i] ? "some" : "none");
         CHECK((s.count > 0) == must[i], "contact sphere %u: %u pairs, want %s", i, s.count, must[i] ? "some" : "none");
         vl_pair_buffer_free(&b), vl_pair_buffer_free(&s);
@@ -265,7 +276,7 @@ static void test_box_tree(uint32_t count, uint32_t n, uint64_t seed, uint32_t k)
     uint32_t total = count + 2;
     scene_move_boxes(prims, total, scene_offset(k));
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_boxes(prims, total, NULL, &bvh) == VL_OK, "box tree build");
+    CHECK(vl_bvh_build_boxes(prims, total, NULL, &bvh, NULL) == VL_OK, "box tree build");
     if (!bvh) return;
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * n);
     vl_sphere* spheres = malloc(sizeof(vl_sphere) * n);
@@ -342,7 +353,7 @@ static void test_band(uint32_t k) {
     if (!scene_world(48, 48, 0, 60 + k, &m)) return;
     scene_move(&m, scene_offset(k));
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "band build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "band build");
     const uint32_t n = test_scaled(1000);
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * n);
     vl_sphere* spheres = malloc(sizeof(vl_sphere) * n);
@@ -351,7 +362,7 @@ static void test_band(uint32_t k) {
     oracle_bounds* bounds = oracle_scene_bounds(&sc);
     for (int shape = 0; shape < 2 && bvh; shape++) {
         vl_pair_buffer out = {0};
-        CHECK((shape ? vl_bvh_overlap_spheres(bvh, spheres, n, &out) : vl_bvh_overlap_boxes(bvh, boxes, n, &out)) == VL_OK,
+        CHECK((shape ? vl_bvh_overlap_spheres(bvh, spheres, n, &out, NULL) : vl_bvh_overlap_boxes(bvh, boxes, n, &out, NULL)) == VL_OK,
               "band %s", shape ? "spheres" : "boxes");
         uint32_t np;
         vl_pair* pairs = sorted_pairs(&out, 0, &np);
@@ -395,59 +406,59 @@ static void test_arguments(void) {
     scene_mesh m;
     if (!scene_soup(500, 10.0f, 0.6f, 8, &m)) return;
     vl_bvh* bvh = NULL;
-    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL);
     enum { N = 300 };
     vl_aabb boxes[N];
     vl_sphere spheres[N];
     make_queries(&m, N, 9, 0.5f, boxes, spheres);
     vl_pair_buffer out = {0};
-    CHECK(vl_bvh_overlap_boxes(NULL, boxes, N, &out) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_overlap_boxes(bvh, NULL, N, &out) == VL_ERR_INVALID_ARGUMENT, "NULL queries");
-    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_bvh_overlap_spheres(bvh, NULL, 3, &out) == VL_ERR_INVALID_ARGUMENT, "NULL spheres");
-    CHECK(vl_bvh_overlap_boxes(bvh, NULL, 0, &out) == VL_OK && out.count == 0, "count 0");
-    CHECK(vl_bvh_overlap_box1(bvh, NULL, 0, &out) == VL_ERR_INVALID_ARGUMENT, "NULL query");
-    CHECK(vl_bvh_overlap_sphere1(NULL, spheres, 0, &out) == VL_ERR_INVALID_ARGUMENT, "NULL bvh single");
+    CHECK(vl_bvh_overlap_boxes(NULL, boxes, N, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_overlap_boxes(bvh, NULL, N, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL queries");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_bvh_overlap_spheres(bvh, NULL, 3, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL spheres");
+    CHECK(vl_bvh_overlap_boxes(bvh, NULL, 0, &out, NULL) == VL_OK && out.count == 0, "count 0");
+    CHECK(overlap_one(bvh, NULL, NULL, 0, &out) == VL_ERR_INVALID_ARGUMENT, "NULL query");
+    CHECK(overlap_one(NULL, NULL, spheres, 0, &out) == VL_ERR_INVALID_ARGUMENT, "NULL bvh single");
     vl_pair_buffer broken = {NULL, 0, 4};
-    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &broken) == VL_ERR_INVALID_ARGUMENT, "broken buffer");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &broken, NULL) == VL_ERR_INVALID_ARGUMENT, "broken buffer");
     vl_pair_buffer over = {NULL, 5, 0};
-    CHECK(vl_bvh_overlap_spheres(bvh, spheres, N, &over) == VL_ERR_INVALID_ARGUMENT, "count > capacity");
+    CHECK(vl_bvh_overlap_spheres(bvh, spheres, N, &over, NULL) == VL_ERR_INVALID_ARGUMENT, "count > capacity");
     CHECK(vl_bvh_overlap_scratch_size(NULL, 10) == 0 && vl_bvh_overlap_scratch_size(bvh, 0) == 0, "scratch size 0");
     size_t bytes = vl_bvh_overlap_scratch_size(bvh, N);
     CHECK(bytes >= vl_bvh_overlap_scratch_size(bvh, 1) && vl_bvh_overlap_scratch_size(bvh, 1u << 30) < (1u << 20),
           "scratch sizes");
     char* raw = aligned_alloc(64, bytes + 128);
-    CHECK(vl_bvh_overlap_boxes_scratch(bvh, boxes, N, &out, NULL, bytes) == VL_ERR_INVALID_ARGUMENT, "NULL scratch");
-    CHECK(vl_bvh_overlap_boxes_scratch(bvh, boxes, N, &out, raw + 4, bytes) == VL_ERR_INVALID_ARGUMENT, "misaligned");
-    CHECK(vl_bvh_overlap_spheres_scratch(bvh, spheres, N, &out, raw, bytes - 1) == VL_ERR_INVALID_ARGUMENT, "too small");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = bytes}) == VL_ERR_INVALID_ARGUMENT, "NULL scratch");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &out, &(vl_exec){.scratch = raw + 4, .scratch_bytes = bytes}) == VL_ERR_INVALID_ARGUMENT, "misaligned");
+    CHECK(vl_bvh_overlap_spheres(bvh, spheres, N, &out, &(vl_exec){.scratch = raw, .scratch_bytes = bytes - 1}) == VL_ERR_INVALID_ARGUMENT, "too small");
     CHECK(out.count == 0, "nothing written on errors");
-    CHECK(vl_bvh_overlap_boxes_scratch(bvh, boxes, 0, &out, NULL, 0) == VL_OK, "count 0, no scratch");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, 0, &out, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_OK, "count 0, no scratch");
 
     /* allocation counting: once out has grown, no call allocates */
     test_alloc_hooks hooks;
     test_alloc_begin(&hooks);
-    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &out) == VL_OK && out.count > 0, "warm-up");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &out, NULL) == VL_OK && out.count > 0, "warm-up");
     uint32_t want = out.count;
     long allocs = hooks.allocs;
     for (int k = 0; k < 3; k++) {
         out.count = 0;
-        vl_bvh_overlap_boxes(bvh, boxes, N, &out);
+        vl_bvh_overlap_boxes(bvh, boxes, N, &out, NULL);
         out.count = 0;
-        vl_bvh_overlap_spheres(bvh, spheres, N, &out);
+        vl_bvh_overlap_spheres(bvh, spheres, N, &out, NULL);
         out.count = 0;
-        vl_bvh_overlap_boxes_scratch(bvh, boxes, N, &out, raw, bytes);
+        vl_bvh_overlap_boxes(bvh, boxes, N, &out, &(vl_exec){.scratch = raw, .scratch_bytes = bytes});
         out.count = 0;
-        for (uint32_t i = 0; i < N; i++) vl_bvh_overlap_sphere1(bvh, &spheres[i], i, &out);
+        for (uint32_t i = 0; i < N; i++) overlap_one(bvh, NULL, &spheres[i], i, &out);
     }
     CHECK(hooks.allocs == allocs, "%ld allocations once warm", hooks.allocs - allocs);
     /* a failing allocation leaves out as it was */
     vl_pair_buffer fresh = {0};
     hooks.budget = 0;
-    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &fresh) == VL_ERR_OUT_OF_MEMORY && fresh.count == 0, "out of memory");
-    CHECK(vl_bvh_overlap_sphere1(bvh, &spheres[7], 0, &fresh) == VL_ERR_OUT_OF_MEMORY || fresh.count == 0, "oom single");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &fresh, NULL) == VL_ERR_OUT_OF_MEMORY && fresh.count == 0, "out of memory");
+    CHECK(overlap_one(bvh, NULL, &spheres[7], 0, &fresh) == VL_ERR_OUT_OF_MEMORY || fresh.count == 0, "oom single");
     hooks.budget = -1;
     out.count = 0;
-    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &out) == VL_OK && out.count == want, "after oom");
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, N, &out, NULL) == VL_OK && out.count == want, "after oom");
     vl_pair_buffer_free(&out);
     vl_pair_buffer_free(&fresh);
     test_alloc_end(&hooks);
@@ -469,8 +480,8 @@ static void* thread_main(void* arg) {
     thread_job* j = arg;
     for (int k = 0; k < 4; k++) {
         j->out.count = 0;
-        vl_bvh_overlap_boxes(j->bvh, j->boxes, j->n, &j->out);
-        vl_bvh_overlap_spheres(j->bvh, j->spheres, j->n, &j->out);
+        vl_bvh_overlap_boxes(j->bvh, j->boxes, j->n, &j->out, NULL);
+        vl_bvh_overlap_spheres(j->bvh, j->spheres, j->n, &j->out, NULL);
     }
     return NULL;
 }
@@ -479,7 +490,7 @@ static void test_threads(void) {
     scene_mesh m;
     if (!scene_world(40, 20, 4, 10, &m)) return;
     vl_bvh* bvh = NULL;
-    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL);
     uint32_t n = test_scaled(2000);
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * n);
     vl_sphere* spheres = malloc(sizeof(vl_sphere) * n);
@@ -510,14 +521,14 @@ static void test_threads(void) {
     scene_free(&m);
 }
 
-/* Calls of more than one batch of the _scratch forms (4096 queries) run in the Morton order of the
+/* Calls of more than one batch on the caller's scratch (4096 queries) run in the Morton order of the
  * queries' centres, windows of 16384: whatever the order, the oracle's pairs under the caller's
  * indices. Fixed sizes (not scaled), so that every flavour runs the ordered path. */
 static void test_ordered_batch(void) {
     scene_mesh m;
     if (!scene_soup(400, 10.0f, 0.6f, 6, &m)) return;
     vl_bvh* bvh = NULL;
-    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL);
     oracle_scene sc = {m.xyz, m.indices, NULL, m.triangle_count};
     enum { N = 16384 + 700 }; /* two windows, the second of one partial batch */
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * N);
@@ -545,7 +556,7 @@ static void test_ordered_batch(void) {
     size_t bytes = vl_bvh_overlap_scratch_size(bvh, 5000);
     CHECK(bytes > vl_bvh_overlap_scratch_size(bvh, 4096), "an ordered call's scratch holds its order");
     void* scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    CHECK(vl_bvh_overlap_boxes_scratch(bvh, boxes, 5000, &out, scratch, bytes - 1) == VL_ERR_INVALID_ARGUMENT &&
+    CHECK(vl_bvh_overlap_boxes(bvh, boxes, 5000, &out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes - 1}) == VL_ERR_INVALID_ARGUMENT &&
               out.count == 0,
           "ordered call, scratch too small");
     free(scratch);
@@ -560,7 +571,7 @@ static void test_large_batch(void) {
     scene_mesh m;
     if (!scene_world(64, 40, 4, 12, &m)) return;
     vl_bvh* bvh = NULL;
-    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh);
+    vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL);
     uint32_t n = test_scaled(20000);
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * n);
     vl_sphere* spheres = malloc(sizeof(vl_sphere) * n);
@@ -570,11 +581,11 @@ static void test_large_batch(void) {
         vl_pair_buffer a = {0}, b = {0};
         size_t bytes = vl_bvh_overlap_scratch_size(bvh, n);
         void* scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
-        vl_status st = shape ? vl_bvh_overlap_spheres_scratch(bvh, spheres, n, &a, scratch, bytes)
-                             : vl_bvh_overlap_boxes_scratch(bvh, boxes, n, &a, scratch, bytes);
+        vl_status st = shape ? vl_bvh_overlap_spheres(bvh, spheres, n, &a, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                             : vl_bvh_overlap_boxes(bvh, boxes, n, &a, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         CHECK(st == VL_ERR_INVALID_QUERY, "large batch status %s", vl_status_string(st));
         for (uint32_t i = 0; i < n; i++)
-            shape ? vl_bvh_overlap_sphere1(bvh, &spheres[i], i, &b) : vl_bvh_overlap_box1(bvh, &boxes[i], i, &b);
+            shape ? overlap_one(bvh, NULL, &spheres[i], i, &b) : overlap_one(bvh, &boxes[i], NULL, i, &b);
         uint32_t na, nb;
         vl_pair *pa = sorted_pairs(&a, 0, &na), *pb = sorted_pairs(&b, 0, &nb);
         CHECK(same_pairs(pa, na, pb, nb) && na > n / 2, "large batch %d: %u pairs, single %u", shape, na, nb);

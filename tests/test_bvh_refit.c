@@ -53,8 +53,8 @@ static void compare_trees(const char* what, const vl_bvh* refit, const vl_bvh* f
     vl_hit* h1 = malloc(sizeof(vl_hit) * n);
     vl_hit* h2 = malloc(sizeof(vl_hit) * n);
     for (uint32_t flags = 0; flags < 2; flags++) {
-        CHECK(vl_bvh_raycast(refit, rays, n, flags, h1) == VL_OK, "%s: raycast refit", what);
-        CHECK(vl_bvh_raycast(fresh, rays, n, flags, h2) == VL_OK, "%s: raycast fresh", what);
+        CHECK(vl_bvh_raycast(refit, rays, n, flags, h1, NULL) == VL_OK, "%s: raycast refit", what);
+        CHECK(vl_bvh_raycast(fresh, rays, n, flags, h2, NULL) == VL_OK, "%s: raycast fresh", what);
         uint32_t bad = 0, hits = 0;
         for (uint32_t i = 0; i < n; i++) {
             hits += h2[i].prim != VL_NO_HIT;
@@ -69,11 +69,11 @@ static void compare_trees(const char* what, const vl_bvh* refit, const vl_bvh* f
     for (int shape = 0; shape < 2; shape++) {
         vl_pair_buffer a = {0}, b = {0};
         if (shape) {
-            vl_bvh_overlap_spheres(refit, spheres, n, &a);
-            vl_bvh_overlap_spheres(fresh, spheres, n, &b);
+            vl_bvh_overlap_spheres(refit, spheres, n, &a, NULL);
+            vl_bvh_overlap_spheres(fresh, spheres, n, &b, NULL);
         } else {
-            vl_bvh_overlap_boxes(refit, boxes, n, &a);
-            vl_bvh_overlap_boxes(fresh, boxes, n, &b);
+            vl_bvh_overlap_boxes(refit, boxes, n, &a, NULL);
+            vl_bvh_overlap_boxes(fresh, boxes, n, &b, NULL);
         }
         uint32_t na, nb;
         vl_pair *pa = sorted_pairs(&a, &na), *pb = sorted_pairs(&b, &nb);
@@ -130,7 +130,7 @@ static double growth(const vl_bvh* t) {
  * with a fresh build; then refits back. */
 static void check_mesh(const char* name, scene_mesh* m, int move, uint32_t n, uint64_t seed) {
     vl_bvh* tree = NULL;
-    CHECK(vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &tree) == VL_OK,
+    CHECK(vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &tree, NULL) == VL_OK,
           "%s: build", name);
     if (!tree) return;
     CHECK(growth(tree) == 1.0, "%s: sah_growth %g after a build", name, growth(tree));
@@ -152,24 +152,24 @@ static void check_mesh(const char* name, scene_mesh* m, int move, uint32_t n, ui
     snapshot s = take(tree);
     float keep = moved[4];
     moved[4] = NAN;
-    CHECK(vl_bvh_refit_triangles(tree, moved) == VL_ERR_INVALID_GEOMETRY, "%s: NaN vertex", name);
+    CHECK(vl_bvh_refit_triangles(tree, moved, NULL) == VL_ERR_INVALID_GEOMETRY, "%s: NaN vertex", name);
     moved[4] = INFINITY;
-    CHECK(vl_bvh_refit_triangles(tree, moved) == VL_ERR_INVALID_GEOMETRY, "%s: infinite vertex", name);
+    CHECK(vl_bvh_refit_triangles(tree, moved, NULL) == VL_ERR_INVALID_GEOMETRY, "%s: infinite vertex", name);
     moved[4] = keep;
-    CHECK(vl_bvh_refit_triangles(tree, NULL) == VL_ERR_INVALID_ARGUMENT, "%s: NULL", name);
-    CHECK(vl_bvh_refit_triangles(NULL, moved) == VL_ERR_INVALID_ARGUMENT, "%s: NULL tree", name);
+    CHECK(vl_bvh_refit_triangles(tree, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "%s: NULL", name);
+    CHECK(vl_bvh_refit_triangles(NULL, moved, NULL) == VL_ERR_INVALID_ARGUMENT, "%s: NULL tree", name);
     vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
-    CHECK(vl_bvh_refit_boxes(tree, &box) == VL_ERR_INVALID_ARGUMENT, "%s: boxes into a triangle tree", name);
+    CHECK(vl_bvh_refit_boxes(tree, &box, NULL) == VL_ERR_INVALID_ARGUMENT, "%s: boxes into a triangle tree", name);
     CHECK(unchanged(tree, &s), "%s: tree unchanged by errors", name);
 
     test_alloc_hooks hooks;
     test_alloc_begin(&hooks);
-    CHECK(vl_bvh_refit_triangles(tree, moved) == VL_OK, "%s: refit", name);
+    CHECK(vl_bvh_refit_triangles(tree, moved, NULL) == VL_OK, "%s: refit", name);
     CHECK(hooks.allocs == 0, "%s: refit allocated %ld times", name, hooks.allocs);
     test_alloc_end(&hooks);
 
     vl_bvh* fresh = NULL;
-    CHECK(vl_bvh_build_triangles(moved, m->vertex_count, m->indices, m->triangle_count, NULL, &fresh) == VL_OK,
+    CHECK(vl_bvh_build_triangles(moved, m->vertex_count, m->indices, m->triangle_count, NULL, &fresh, NULL) == VL_OK,
           "%s: fresh build", name);
     scene_mesh mm = *m;
     mm.xyz = moved;
@@ -184,10 +184,10 @@ static void check_mesh(const char* name, scene_mesh* m, int move, uint32_t n, ui
     printf("test_bvh_refit: %s: sah_growth %.3f\n", what, g);
 
     /* back to the built data: the very same tree */
-    CHECK(vl_bvh_refit_triangles(tree, m->xyz) == VL_OK && growth(tree) == 1.0, "%s: refit back, sah_growth %g",
+    CHECK(vl_bvh_refit_triangles(tree, m->xyz, NULL) == VL_OK && growth(tree) == 1.0, "%s: refit back, sah_growth %g",
           what, growth(tree));
     vl_bvh* orig = NULL;
-    vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &orig);
+    vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &orig, NULL);
     if (orig) {
         CHECK(memcmp(orig->nodes, tree->nodes, sizeof(vl_bvh_node) * tree->node_count) == 0 &&
                   memcmp(orig->wide, tree->wide, sizeof(vl_bvh_node4) * tree->wide_count) == 0 &&
@@ -221,30 +221,30 @@ static void test_boxes(uint32_t count, uint32_t n, uint64_t seed) {
     b[count].min[1] = -30, b[count].max[1] = -25;
     uint32_t total = count + 2;
     vl_bvh *tree = NULL, *fresh = NULL;
-    CHECK(vl_bvh_build_boxes(a, total, NULL, &tree) == VL_OK, "boxes build");
-    CHECK(vl_bvh_build_boxes(b, total, NULL, &fresh) == VL_OK, "boxes fresh build");
+    CHECK(vl_bvh_build_boxes(a, total, NULL, &tree, NULL) == VL_OK, "boxes build");
+    CHECK(vl_bvh_build_boxes(b, total, NULL, &fresh, NULL) == VL_OK, "boxes fresh build");
     if (!tree || !fresh) return;
     snapshot s = take(tree);
     vl_aabb keep = b[3];
     b[3].min[0] = NAN;
-    CHECK(vl_bvh_refit_boxes(tree, b) == VL_ERR_INVALID_BOUNDS, "NaN box");
+    CHECK(vl_bvh_refit_boxes(tree, b, NULL) == VL_ERR_INVALID_BOUNDS, "NaN box");
     b[3] = keep;
     b[3].min[2] = b[3].max[2] + 1;
-    CHECK(vl_bvh_refit_boxes(tree, b) == VL_ERR_INVALID_BOUNDS, "inverted box");
+    CHECK(vl_bvh_refit_boxes(tree, b, NULL) == VL_ERR_INVALID_BOUNDS, "inverted box");
     b[3] = keep;
-    CHECK(vl_bvh_refit_boxes(tree, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_bvh_refit_boxes(tree, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
     float xyz[9] = {0};
-    CHECK(vl_bvh_refit_triangles(tree, xyz) == VL_ERR_INVALID_ARGUMENT, "vertices into a box tree");
+    CHECK(vl_bvh_refit_triangles(tree, xyz, NULL) == VL_ERR_INVALID_ARGUMENT, "vertices into a box tree");
     CHECK(unchanged(tree, &s), "box tree unchanged by errors");
     test_alloc_hooks hooks;
     test_alloc_begin(&hooks);
-    CHECK(vl_bvh_refit_boxes(tree, b) == VL_OK, "refit boxes");
+    CHECK(vl_bvh_refit_boxes(tree, b, NULL) == VL_OK, "refit boxes");
     CHECK(hooks.allocs == 0, "box refit allocated");
     test_alloc_end(&hooks);
     oracle_scene sc = {NULL, NULL, b, total};
     float lo[3] = {-10, -10, -10}, hi[3] = {110, 110, 110};
     compare_trees("boxes", tree, fresh, &sc, lo, hi, n, seed + 1);
-    CHECK(vl_bvh_refit_boxes(tree, a) == VL_OK && growth(tree) == 1.0, "boxes refit back");
+    CHECK(vl_bvh_refit_boxes(tree, a, NULL) == VL_OK && growth(tree) == 1.0, "boxes refit back");
     vl_bvh_destroy(tree), vl_bvh_destroy(fresh);
     free(a), free(b);
 }

@@ -382,16 +382,16 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sw
     void* scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
     vl_status st;
     for (int any = 0; any < 2; any++) {
-        uint32_t flags = any ? VL_RAY_ANY : VL_RAY_CLOSEST;
-        st = sph ? vl_bvh_sweep_spheres_scratch(bvh, sph, n, flags, hits, contacts, scratch, bytes)
-                 : vl_bvh_sweep_boxes_scratch(bvh, box, n, flags, hits, contacts, scratch, bytes);
+        uint32_t flags = any ? VL_QUERY_ANY : VL_QUERY_CLOSEST;
+        st = sph ? vl_bvh_sweep_spheres(bvh, sph, n, flags, hits, contacts, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                 : vl_bvh_sweep_boxes(bvh, box, n, flags, hits, contacts, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         CHECK(st == VL_OK, "%s: batch status %d", what, (int)st);
-        st = sph ? vl_bvh_sweep_spheres(bvh, sph, n, flags, hits + n) : vl_bvh_sweep_boxes(bvh, box, n, flags, hits + n);
+        st = sph ? vl_bvh_sweep_spheres(bvh, sph, n, flags, hits + n, NULL, NULL) : vl_bvh_sweep_boxes(bvh, box, n, flags, hits + n, NULL, NULL);
         CHECK(st == VL_OK, "%s: plain batch status %d", what, (int)st);
         for (uint32_t i = 0; i < n; i++) {
             vl_contact c1;
-            st = sph ? vl_bvh_sweep_sphere1(bvh, &sph[i], flags, &hits[2 * n + i], &c1)
-                     : vl_bvh_sweep_box1(bvh, &box[i], flags, &hits[2 * n + i], &c1);
+            st = sph ? vl_bvh_sweep_spheres(bvh, &sph[i], 1, flags, &hits[2 * n + i], &c1, NULL)
+                     : vl_bvh_sweep_boxes(bvh, &box[i], 1, flags, &hits[2 * n + i], &c1, NULL);
             CHECK(st == VL_OK, "%s: single status %d", what, (int)st);
             o_query q = sph ? o_sphere(&sph[i]) : o_box(&box[i]);
             check_answer(&q, s, hits[i], &contacts[i], any, i);
@@ -412,10 +412,10 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sw
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint32_t m = sizes[k] < n ? sizes[k] : n;
         vl_hit part[64];
-        st = sph ? vl_bvh_sweep_spheres(bvh, sph, m, 0, part) : vl_bvh_sweep_boxes(bvh, box, m, 0, part);
+        st = sph ? vl_bvh_sweep_spheres(bvh, sph, m, 0, part, NULL, NULL) : vl_bvh_sweep_boxes(bvh, box, m, 0, part, NULL, NULL);
         CHECK(st == VL_OK, "%s: batch of %u", what, m);
-        vl_status st2 = sph ? vl_bvh_sweep_spheres_scratch(bvh, sph, n, 0, hits, NULL, scratch, bytes)
-                            : vl_bvh_sweep_boxes_scratch(bvh, box, n, 0, hits, NULL, scratch, bytes);
+        vl_status st2 = sph ? vl_bvh_sweep_spheres(bvh, sph, n, 0, hits, NULL, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                            : vl_bvh_sweep_boxes(bvh, box, n, 0, hits, NULL, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         CHECK(st2 == VL_OK, "%s: batch without contacts", what);
         for (uint32_t i = 0; i < m; i++)
             CHECK(same_answer(part[i], hits[i]), "%s: batch of %u, sweep %u", what, m, i);
@@ -437,7 +437,7 @@ static int tri_scene_make(const scene_mesh* m, tri_scene* t, uint32_t leaf) {
     vl_bvh_desc desc = vl_bvh_default_desc();
     desc.max_leaf_size = leaf;
     t->bvh = NULL;
-    if (vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, &desc, &t->bvh) != VL_OK)
+    if (vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, &desc, &t->bvh, NULL) != VL_OK)
         return 0;
     t->tri = malloc(sizeof(double[3][3]) * m->triangle_count);
     double sc = 0;
@@ -781,7 +781,7 @@ static void test_band(uint32_t k) {
     vl_hit* hits = malloc(sizeof(vl_hit) * n);
     scene_sweeps(&m, n, 90 + k, sph, box);
     for (int shape = 0; shape < 2 && t.bvh; shape++) {
-        CHECK((shape ? vl_bvh_sweep_boxes(t.bvh, box, n, 0, hits) : vl_bvh_sweep_spheres(t.bvh, sph, n, 0, hits)) == VL_OK,
+        CHECK((shape ? vl_bvh_sweep_boxes(t.bvh, box, n, 0, hits, NULL, NULL) : vl_bvh_sweep_spheres(t.bvh, sph, n, 0, hits, NULL, NULL)) == VL_OK,
               "band %s", shape ? "boxes" : "spheres");
         uint32_t wrong = 0;
         double worst = 0;
@@ -844,7 +844,7 @@ static void test_boxes(uint32_t k) {
     float v[3];
     scene_offset_vector(scene_offset(k), v);
     scene_move_boxes(boxes, nb, scene_offset(k));
-    CHECK(vl_bvh_build_boxes(boxes, nb, NULL, &bvh) == VL_OK, "box tree");
+    CHECK(vl_bvh_build_boxes(boxes, nb, NULL, &bvh, NULL) == VL_OK, "box tree");
     o_scene s = {NULL, boxes, nb, 104.0 + fabs(scene_offset(k))};
     uint32_t n = test_scaled(k ? 60 : 300);
     vl_sphere_sweep* sph = malloc(sizeof(vl_sphere_sweep) * n);
@@ -872,12 +872,12 @@ static void test_one_triangle(void) {
     float xyz[9] = {0, 0, 0, 4, 0, 0, 0, 4, 0};
     uint32_t idx[3] = {0, 1, 2};
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "one triangle");
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "one triangle");
     vl_hit h;
     vl_contact c;
     /* face: down onto z = 0 from z = 5, radius 1: t = 4 */
     vl_sphere_sweep s = {{1, 1, 5}, 1, {0, 0, -1}, 10};
-    CHECK(vl_bvh_sweep_sphere1(bvh, &s, 0, &h, &c) == VL_OK && h.prim == 0, "face hit");
+    CHECK(vl_bvh_sweep_spheres(bvh, &s, 1, 0, &h, &c, NULL) == VL_OK && h.prim == 0, "face hit");
     CHECK(h.t <= 4.0f && h.t >= 4.0f - 1e-5f, "face t %.9g", h.t);
     CHECK(fabsf(c.normal[2] - 1.0f) < 1e-6f && fabsf(c.point[0] - 1) < 1e-5f && fabsf(c.point[2]) < 1e-5f,
           "face contact (%g %g %g) n (%g %g %g)", c.point[0], c.point[1], c.point[2], c.normal[0], c.normal[1],
@@ -887,25 +887,25 @@ static void test_one_triangle(void) {
     vl_sphere_sweep sv = {{-10, -0.0f, 0.6f}, 1, {1, 0, 0}, 20};
     sv.center[1] = -3.0f, sv.dir[1] = 0.0f;
     sv.center[1] = -0.0f;
-    CHECK(vl_bvh_sweep_sphere1(bvh, &sv, 0, &h, &c) == VL_OK && h.prim == 0, "vertex hit");
+    CHECK(vl_bvh_sweep_spheres(bvh, &sv, 1, 0, &h, &c, NULL) == VL_OK && h.prim == 0, "vertex hit");
     CHECK(h.t <= 9.2f && h.t >= 9.2f - 2e-5f, "vertex t %.9g", h.t);
     CHECK(fabsf(c.point[0]) < 1e-5f && fabsf(c.point[1]) < 1e-5f && fabsf(c.point[2]) < 1e-5f,
           "vertex contact (%g %g %g)", c.point[0], c.point[1], c.point[2]);
     /* start in contact: t = 0, moving away: normal without a component along dir */
     vl_sphere_sweep s0 = {{1, 1, 0.5f}, 1, {0, 0, 1}, 10};
-    CHECK(vl_bvh_sweep_sphere1(bvh, &s0, 0, &h, &c) == VL_OK && h.prim == 0 && h.t == 0.0f, "start in contact");
+    CHECK(vl_bvh_sweep_spheres(bvh, &s0, 1, 0, &h, &c, NULL) == VL_OK && h.prim == 0 && h.t == 0.0f, "start in contact");
     CHECK(c.normal[2] <= 0.0f, "normal against dir");
     /* zero-length sweep not touching: miss */
     vl_sphere_sweep sz = {{1, 1, 5}, 1, {0, 0, -1}, 0};
-    CHECK(vl_bvh_sweep_sphere1(bvh, &sz, 0, &h, &c) == VL_OK && h.prim == VL_NO_HIT, "tmax 0 miss");
+    CHECK(vl_bvh_sweep_spheres(bvh, &sz, 1, 0, &h, &c, NULL) == VL_OK && h.prim == VL_NO_HIT, "tmax 0 miss");
     /* a box down onto the face: t = 4 */
     vl_box_sweep b = {{{0.5f, 0.5f, 5}, {1.5f, 1.5f, 6}}, {0, 0, -2}, 10};
-    CHECK(vl_bvh_sweep_box1(bvh, &b, 0, &h, &c) == VL_OK && h.prim == 0, "box face hit");
+    CHECK(vl_bvh_sweep_boxes(bvh, &b, 1, 0, &h, &c, NULL) == VL_OK && h.prim == 0, "box face hit");
     CHECK(h.t <= 2.5f && h.t >= 2.5f - 1e-5f, "box face t %.9g", h.t);
     CHECK(fabsf(c.normal[2] - 1.0f) < 1e-6f, "box normal (%g %g %g)", c.normal[0], c.normal[1], c.normal[2]);
     /* box edge onto the triangle's edge x + y = 4: a box rotated... a box along (1,1,0) */
     vl_box_sweep be = {{{4, 4, -0.5f}, {5, 5, 0.5f}}, {-1, -1, 0}, 10};
-    CHECK(vl_bvh_sweep_box1(bvh, &be, 0, &h, &c) == VL_OK && h.prim == 0, "box edge hit");
+    CHECK(vl_bvh_sweep_boxes(bvh, &be, 1, 0, &h, &c, NULL) == VL_OK && h.prim == 0, "box edge hit");
     CHECK(h.t <= 2.0f && h.t >= 2.0f - 1e-5f, "box corner onto edge t %.9g", h.t);
     vl_bvh_destroy(bvh);
 }
@@ -915,7 +915,7 @@ static void test_api(void) {
     float xyz[9] = {0, 0, 0, 4, 0, 0, 0, 4, 0};
     uint32_t idx[3] = {0, 1, 2};
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "build");
     enum { N = 24 };
     vl_sphere_sweep s[N];
     vl_box_sweep b[N];
@@ -931,53 +931,60 @@ static void test_api(void) {
     b[6].tmax = -0.5f, b[7].tmax = NAN, b[8].box.min[2] = -INFINITY, b[9].dir[2] = 1e-39f;
     vl_hit hits[N];
     vl_contact contacts[N];
-    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits) == VL_ERR_INVALID_QUERY, "spheres invalid");
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits, NULL, NULL) == VL_ERR_INVALID_QUERY, "spheres invalid");
     for (int i = 0; i < N; i++) {
         int bad = i >= 1 && i <= 11;
         CHECK(bad ? hits[i].prim == VL_NO_HIT && hits[i].t == INFINITY : hits[i].prim == 0, "sphere %d", i);
     }
-    CHECK(vl_bvh_sweep_boxes(bvh, b, N, VL_RAY_ANY, hits) == VL_ERR_INVALID_QUERY, "boxes invalid");
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, VL_QUERY_ANY, hits, NULL, NULL) == VL_ERR_INVALID_QUERY, "boxes invalid");
     for (int i = 0; i < N; i++) {
         int bad = i >= 1 && i <= 9;
         CHECK(bad ? hits[i].prim == VL_NO_HIT : hits[i].prim == 0, "box %d", i);
     }
     vl_hit h;
-    CHECK(vl_bvh_sweep_sphere1(bvh, &s[2], 0, &h, NULL) == VL_ERR_INVALID_QUERY && h.prim == VL_NO_HIT, "single bad");
-    CHECK(vl_bvh_sweep_box1(bvh, &b[1], 0, &h, NULL) == VL_ERR_INVALID_QUERY && h.prim == VL_NO_HIT, "single bad box");
+    CHECK(vl_bvh_sweep_spheres(bvh, &s[2], 1, 0, &h, NULL, NULL) == VL_ERR_INVALID_QUERY && h.prim == VL_NO_HIT, "single bad");
+    CHECK(vl_bvh_sweep_boxes(bvh, &b[1], 1, 0, &h, NULL, NULL) == VL_ERR_INVALID_QUERY && h.prim == VL_NO_HIT, "single bad box");
     /* arguments */
-    CHECK(vl_bvh_sweep_spheres(NULL, s, N, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_sweep_spheres(bvh, NULL, N, 0, hits) == VL_ERR_INVALID_ARGUMENT, "NULL sweeps");
-    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
-    CHECK(vl_bvh_sweep_spheres(bvh, NULL, 0, 0, NULL) == VL_OK, "count 0");
-    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 8, hits) == VL_ERR_INVALID_FLAGS, "flags");
-    CHECK(vl_bvh_sweep_sphere1(bvh, &s[0], 0x10, &h, NULL) == VL_ERR_INVALID_FLAGS, "single flags");
-    CHECK(vl_bvh_sweep_sphere1(bvh, NULL, 0, &h, NULL) == VL_ERR_INVALID_ARGUMENT, "single NULL");
-    CHECK(vl_bvh_sweep_box1(NULL, &b[0], 0, &h, NULL) == VL_ERR_INVALID_ARGUMENT, "single NULL bvh");
+    CHECK(vl_bvh_sweep_spheres(NULL, s, N, 0, hits, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_sweep_spheres(bvh, NULL, N, 0, hits, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL sweeps");
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, NULL, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_sweep_spheres(bvh, NULL, 0, 0, NULL, NULL, NULL) == VL_OK, "count 0");
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 8, hits, NULL, NULL) == VL_ERR_INVALID_FLAGS, "flags");
+    CHECK(vl_bvh_sweep_spheres(bvh, &s[0], 1, 0x10, &h, NULL, NULL) == VL_ERR_INVALID_FLAGS, "single flags");
+    CHECK(vl_bvh_sweep_spheres(bvh, NULL, 1, 0, &h, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "single NULL");
+    CHECK(vl_bvh_sweep_boxes(NULL, &b[0], 1, 0, &h, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "single NULL bvh");
     CHECK(vl_bvh_sweep_scratch_size(NULL, 10, 0) == 0 && vl_bvh_sweep_scratch_size(bvh, 10, 64) == 0, "size");
-    /* scratch: too small, misaligned: nothing written */
-    size_t bytes = vl_bvh_sweep_scratch_size(bvh, N, 0);
-    CHECK(bytes > 0, "scratch size");
+    /* the sweeps need no scratch (a caller's is not read); a context with scratch is refused */
+    size_t bytes = 256;
+    CHECK(vl_bvh_sweep_scratch_size(bvh, N, 0) == 0, "scratch size");
     char* mem = aligned_alloc(64, bytes + 128);
+    vl_context* ctx = NULL;
+    CHECK(vl_context_create(NULL, &ctx) == VL_OK, "context");
     for (int i = 0; i < N; i++) hits[i].prim = 77;
-    CHECK(vl_bvh_sweep_spheres_scratch(bvh, s, N, 0, hits, contacts, mem, bytes - 1) == VL_ERR_INVALID_ARGUMENT,
-          "small scratch");
-    CHECK(vl_bvh_sweep_spheres_scratch(bvh, s, N, 0, hits, contacts, mem + 4, bytes) == VL_ERR_INVALID_ARGUMENT,
-          "misaligned scratch");
-    CHECK(vl_bvh_sweep_boxes_scratch(bvh, b, N, 0, hits, contacts, NULL, bytes) == VL_ERR_INVALID_ARGUMENT,
-          "NULL scratch");
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits, contacts,
+                               &(vl_exec){.context = ctx, .scratch = mem, .scratch_bytes = bytes}) ==
+              VL_ERR_INVALID_ARGUMENT,
+          "context and scratch");
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, hits, contacts, &(vl_exec){.context = ctx, .scratch_bytes = 1}) ==
+              VL_ERR_INVALID_ARGUMENT,
+          "context and scratch bytes");
     CHECK(hits[0].prim == 77 && hits[N - 1].prim == 77, "nothing written");
+    vl_context_destroy(ctx);
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits, contacts, &(vl_exec){.scratch = mem + 4, .scratch_bytes = 1}) ==
+              VL_ERR_INVALID_QUERY,
+          "any scratch is fine");
     /* caller scratch: no allocation */
     test_alloc_hooks hooks;
     test_alloc_begin(&hooks);
-    CHECK(vl_bvh_sweep_spheres_scratch(bvh, s, N, 0, hits, contacts, mem, bytes) == VL_ERR_INVALID_QUERY, "scratch");
-    CHECK(vl_bvh_sweep_boxes_scratch(bvh, b, N, 0, hits, contacts, mem, bytes) == VL_ERR_INVALID_QUERY, "scratch");
-    CHECK(vl_bvh_sweep_sphere1(bvh, &s[0], 0, &h, contacts) == VL_OK, "single");
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits, contacts, &(vl_exec){.scratch = mem, .scratch_bytes = bytes}) == VL_ERR_INVALID_QUERY, "scratch");
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, hits, contacts, &(vl_exec){.scratch = mem, .scratch_bytes = bytes}) == VL_ERR_INVALID_QUERY, "scratch");
+    CHECK(vl_bvh_sweep_spheres(bvh, &s[0], 1, 0, &h, contacts, NULL) == VL_OK, "single");
     CHECK(hooks.allocs == 0, "caller scratch allocated %ld times", hooks.allocs);
     /* plain: no allocation either, so a failing allocator changes nothing */
-    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits) == VL_ERR_INVALID_QUERY && hooks.allocs == 0,
+    CHECK(vl_bvh_sweep_spheres(bvh, s, N, 0, hits, NULL, NULL) == VL_ERR_INVALID_QUERY && hooks.allocs == 0,
           "plain allocs %ld", hooks.allocs);
     hooks.budget = 0;
-    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, hits) == VL_ERR_INVALID_QUERY && hits[0].prim == 0, "no memory");
+    CHECK(vl_bvh_sweep_boxes(bvh, b, N, 0, hits, NULL, NULL) == VL_ERR_INVALID_QUERY && hits[0].prim == 0, "no memory");
     test_alloc_end(&hooks);
     free(mem);
     vl_bvh_destroy(bvh);

@@ -22,16 +22,15 @@ static void* worker(void* arg) {
     vl_hit* hits = malloc(sizeof(vl_hit) * j->count);
     /* the last round on the thread's own scratch */
     const size_t bytes = vl_bvh_raycast_scratch_size(j->bvh, j->count, 0);
-    void* scratch = aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63);
+    void* scratch = aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~(size_t)63);
     for (int round = 0; round < 3; round++) {
-        uint32_t flags = round == 1 ? VL_RAY_ANY : VL_RAY_CLOSEST;
-        vl_status st = round == 2 ? vl_bvh_raycast_scratch(j->bvh, j->rays + j->begin, j->count, flags, hits, scratch,
-                                                           bytes)
-                                  : vl_bvh_raycast(j->bvh, j->rays + j->begin, j->count, flags, hits);
+        uint32_t flags = round == 1 ? VL_QUERY_ANY : VL_QUERY_CLOSEST;
+        vl_status st = round == 2 ? vl_bvh_raycast(j->bvh, j->rays + j->begin, j->count, flags, hits, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                                  : vl_bvh_raycast(j->bvh, j->rays + j->begin, j->count, flags, hits, NULL);
         if (st != VL_OK) j->status = st;
         for (uint32_t i = 0; i < j->count; i++) {
             const vl_hit* e = &j->expect[j->begin + i];
-            if (flags == VL_RAY_ANY ? (hits[i].prim == VL_NO_HIT) != (e->prim == VL_NO_HIT)
+            if (flags == VL_QUERY_ANY ? (hits[i].prim == VL_NO_HIT) != (e->prim == VL_NO_HIT)
                                     : (hits[i].prim != e->prim && hits[i].t != e->t))
                 j->mismatches++;
         }
@@ -51,7 +50,7 @@ int main(void) {
     scene_mesh m;
     CHECK(scene_world(60, 80, 256, 17, &m), "world");
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     uint32_t per = test_scaled(20000), n;
     if (per < 5000) per = 5000; /* enough that closest-hit batches take the batched path */
     n = per * THREADS;
@@ -59,7 +58,7 @@ int main(void) {
     vl_hit* expect = malloc(sizeof(vl_hit) * n);
     scene_rays_los(&m, n / 2, 3, rays);
     scene_rays_random(&m, n - n / 2, 4, rays + n / 2);
-    CHECK(vl_bvh_raycast(bvh, rays, n, 0, expect) == VL_OK, "reference");
+    CHECK(vl_bvh_raycast(bvh, rays, n, 0, expect, NULL) == VL_OK, "reference");
     pthread_t threads[THREADS];
     job jobs[THREADS];
     for (int t = 0; t < THREADS; t++) {
@@ -77,6 +76,6 @@ int main(void) {
     free(expect);
     vl_bvh_destroy(bvh);
     scene_free(&m);
-    CHECK(vl_bytes_in_use() == 0, "leak");
+    CHECK(vl_get_bytes_in_use() == 0, "leak");
     return test_finish("test_bvh_threads");
 }

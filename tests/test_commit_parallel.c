@@ -1,4 +1,4 @@
-/* vl_broadphase_commit_parallel against vl_broadphase_commit, exactly: every kind, the same
+/* vl_broadphase_commit on a context against the same without one, exactly: every kind, the same
  * operations on two broadphases (adds, statics, moves, removals, flips), the created and deleted
  * lists and the pair lists equal element by element after every commit, for 1, 2, 3, 4 and 7
  * workers through each toy job system; the box-pruning kind's parallel commit makes tasks. Then bad
@@ -43,8 +43,10 @@ static void run_case(int kind, int sys, uint32_t workers, uint32_t n, uint32_t f
     vl_context* ctx = make_context(sys, workers, &toy, &pool);
     vl_broadphase_desc d = vl_broadphase_default_desc();
     d.kind = k_kinds[kind];
+    vl_broadphase_desc dc = d;
+    dc.context = ctx;
     vl_broadphase *a = NULL, *b = NULL;
-    CHECK(vl_broadphase_create(&d, &a) == VL_OK && vl_broadphase_create(&d, &b) == VL_OK, "%s: create", name);
+    CHECK(vl_broadphase_create(&d, &a) == VL_OK && vl_broadphase_create(&dc, &b) == VL_OK, "%s: create", name);
     test_rng r = {0x5eed + (uint64_t)kind};
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * n);
     uint32_t *ha = malloc(sizeof(uint32_t) * n), *hb = malloc(sizeof(uint32_t) * n);
@@ -64,12 +66,12 @@ static void run_case(int kind, int sys, uint32_t workers, uint32_t n, uint32_t f
     vl_aabb* moved = malloc(sizeof(vl_aabb) * n);
     for (uint32_t f = 0; f < frames; f++) {
         ca.count = da.count = cb.count = db.count = 0;
-        BOTH(vl_broadphase_commit(a, &ca, &da), vl_broadphase_commit_parallel(ctx, b, &cb, &db), "commit");
+        BOTH(vl_broadphase_commit(a, &ca, &da), vl_broadphase_commit(b, &cb, &db), "commit");
         CHECK(same_list(&ca, &cb), "%s, frame %u: created %u against %u", name, f, ca.count, cb.count);
         CHECK(same_list(&da, &db), "%s, frame %u: deleted %u against %u", name, f, da.count, db.count);
         uint32_t pa = 0, pb = 0;
-        const vl_pair* la = vl_broadphase_pairs(a, &pa);
-        const vl_pair* lb = vl_broadphase_pairs(b, &pb);
+        const vl_pair* la = vl_broadphase_get_pairs(a, &pa);
+        const vl_pair* lb = vl_broadphase_get_pairs(b, &pb);
         CHECK(pa == pb && (pa == 0 || memcmp(la, lb, sizeof(vl_pair) * pa) == 0), "%s, frame %u: pairs", name, f);
         /* move a fifth of the dynamics (the whole of them every fifth frame) */
         uint32_t k = 0, step = f % 5 == 4 ? 1 : 5;
@@ -110,14 +112,15 @@ static void check_bad_arguments(void) {
     vl_context* ctx = NULL;
     CHECK(vl_context_create(NULL, &ctx) == VL_OK, "context");
     vl_broadphase_desc d = vl_broadphase_default_desc();
+    d.kind = VL_BROADPHASE_BOX_PRUNING;
+    d.context = ctx;
     vl_broadphase* bp = NULL;
     CHECK(vl_broadphase_create(&d, &bp) == VL_OK, "create");
     vl_pair_buffer out = {0}, bad = {NULL, 3, 0};
-    CHECK(vl_broadphase_commit_parallel(NULL, bp, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_broadphase_commit_parallel(ctx, NULL, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bp");
-    CHECK(vl_broadphase_commit_parallel(ctx, bp, &bad, NULL) == VL_ERR_INVALID_ARGUMENT, "inconsistent buffer");
-    CHECK(vl_broadphase_commit_parallel(ctx, bp, &out, &out) == VL_ERR_INVALID_ARGUMENT, "same buffer twice");
-    CHECK(vl_broadphase_commit_parallel(ctx, bp, &out, NULL) == VL_OK && out.pairs && out.count == 0, "empty");
+    CHECK(vl_broadphase_commit(NULL, &out, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bp");
+    CHECK(vl_broadphase_commit(bp, &bad, NULL) == VL_ERR_INVALID_ARGUMENT, "inconsistent buffer");
+    CHECK(vl_broadphase_commit(bp, &out, &out) == VL_ERR_INVALID_ARGUMENT, "same buffer twice");
+    CHECK(vl_broadphase_commit(bp, &out, NULL) == VL_OK && out.pairs && out.count == 0, "empty");
     vl_pair_buffer_free(&out);
     vl_broadphase_destroy(bp);
     vl_context_destroy(ctx);
@@ -129,6 +132,6 @@ int main(void) {
         for (int sys = 0; sys < SYS_COUNT; sys++)
             for (uint32_t wi = 0; wi < WORKER_CASES; wi++) run_case((int)kind, sys, k_workers[wi], n, 9);
     check_bad_arguments();
-    CHECK(vl_bytes_in_use() == 0, "leak: %zu bytes", vl_bytes_in_use());
+    CHECK(vl_get_bytes_in_use() == 0, "leak: %zu bytes", vl_get_bytes_in_use());
     return test_finish("test_commit_parallel");
 }

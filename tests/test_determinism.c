@@ -189,7 +189,7 @@ static void compare(const char* name, uint64_t got) {
     for (size_t i = 0; i < EXPECTED; i++)
         if (strcmp(k_expected[i].name, name) == 0) {
             CHECK(got == k_expected[i].digest, "%s: digest 0x%016llx, committed 0x%016llx (backend %s)", name,
-                  (unsigned long long)got, (unsigned long long)k_expected[i].digest, vl_simd_backend());
+                  (unsigned long long)got, (unsigned long long)k_expected[i].digest, vl_get_simd_backend());
             return;
         }
     CHECK(0, "%s: no committed digest", name);
@@ -203,8 +203,8 @@ static void digest_rays(const char* scene, const vl_bvh* bvh, const vl_ray* rays
     vl_hit* par = malloc(sizeof(vl_hit) * RAYS);
     char name[64];
     for (uint32_t flags = 0; flags < 2; flags++) {
-        CHECK(vl_bvh_raycast(bvh, rays, RAYS, flags, hits) == VL_OK, "%s raycast", scene);
-        CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, RAYS, flags, par) == VL_OK, "%s parallel", scene);
+        CHECK(vl_bvh_raycast(bvh, rays, RAYS, flags, hits, NULL) == VL_OK, "%s raycast", scene);
+        CHECK(vl_bvh_raycast(bvh, rays, RAYS, flags, par, &(vl_exec){.context = ctx}) == VL_OK, "%s parallel", scene);
         uint64_t d = flags ? digest_any(hits, RAYS) : digest_closest(hits, RAYS);
         uint64_t dp = flags ? digest_any(par, RAYS) : digest_closest(par, RAYS);
         CHECK(d == dp, "%s flags %u: the parallel form's digest differs", scene, flags);
@@ -216,10 +216,10 @@ static void digest_rays(const char* scene, const vl_bvh* bvh, const vl_ray* rays
             vl_task_system ts = {NULL, NULL, NULL, 1};
             if (w) {
                 CHECK(vl_thread_pool_create(2, &pool) == VL_OK, "pool");
-                ts = vl_thread_pool_task_system(pool);
+                ts = vl_thread_pool_get_task_system(pool);
             }
             CHECK(vl_context_create(&ts, &other) == VL_OK, "context");
-            CHECK(vl_bvh_raycast_parallel(other, bvh, rays, RAYS, flags, par) == VL_OK, "%s parallel", scene);
+            CHECK(vl_bvh_raycast(bvh, rays, RAYS, flags, par, &(vl_exec){.context = other}) == VL_OK, "%s parallel", scene);
             CHECK(digest_exact(par, RAYS) == exact, "%s flags %u: %u workers answer otherwise", scene, flags, w + 1);
             vl_context_destroy(other);
             vl_thread_pool_destroy(pool);
@@ -281,10 +281,10 @@ static void digest_broadphase(vl_broadphase_kind kind, const char* name) {
 
 int main(void) {
     g_print = getenv("VOLLEY_DETERMINISM_PRINT") != NULL;
-    if (g_print) printf("backend %s\n", vl_simd_backend());
+    if (g_print) printf("backend %s\n", vl_get_simd_backend());
     vl_thread_pool* pool = NULL;
     CHECK(vl_thread_pool_create(3, &pool) == VL_OK, "pool");
-    vl_task_system ts = vl_thread_pool_task_system(pool);
+    vl_task_system ts = vl_thread_pool_get_task_system(pool);
     vl_context* ctx = NULL;
     CHECK(vl_context_create(&ts, &ctx) == VL_OK, "context");
 
@@ -310,10 +310,10 @@ int main(void) {
     for (int s = 0; s < 2; s++) {
         const scene_mesh* m = meshes[s];
         vl_bvh *bvh = NULL, *par = NULL;
-        CHECK(vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &bvh) == VL_OK,
+        CHECK(vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &bvh, NULL) == VL_OK,
               "build");
-        CHECK(vl_bvh_build_triangles_parallel(ctx, m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL,
-                                              &par) == VL_OK,
+        CHECK(vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &par,
+                                              &(vl_exec){.context = ctx}) == VL_OK,
               "parallel build");
         if (bvh && par) CHECK(digest_tree(bvh) == digest_tree(par), "%s: parallel tree", names[s]);
         if (bvh) digest_scene(names[s], bvh, m, ctx);
@@ -326,7 +326,7 @@ int main(void) {
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * NB);
     det_boxes(NB, 100.0f, 4.0f, 21, boxes);
     vl_bvh* bb = NULL;
-    CHECK(vl_bvh_build_boxes(boxes, NB, NULL, &bb) == VL_OK, "boxes");
+    CHECK(vl_bvh_build_boxes(boxes, NB, NULL, &bb, NULL) == VL_OK, "boxes");
     scene_mesh box_scene;
     memset(&box_scene, 0, sizeof box_scene);
     for (int a = 0; a < 3; a++) box_scene.lo[a] = 0.0f, box_scene.hi[a] = 104.0f;
@@ -335,10 +335,10 @@ int main(void) {
 
     /* box pruning, complete and bipartite */
     vl_pair_buffer pairs = {0};
-    CHECK(vl_box_prune(boxes, NB, &pairs) == VL_OK, "prune");
+    CHECK(vl_box_prune(boxes, NB, &pairs, NULL) == VL_OK, "prune");
     compare("box prune", digest_pairs(FNV_OFFSET, &pairs));
     pairs.count = 0;
-    CHECK(vl_box_prune_bipartite(boxes, NB / 2, boxes + NB / 2, NB - NB / 2, &pairs) == VL_OK, "bipartite");
+    CHECK(vl_box_prune_bipartite(boxes, NB / 2, boxes + NB / 2, NB - NB / 2, &pairs, NULL) == VL_OK, "bipartite");
     compare("box prune bipartite", digest_pairs(FNV_OFFSET, &pairs));
     vl_pair_buffer_free(&pairs);
     free(boxes);
@@ -353,6 +353,6 @@ int main(void) {
     vl_thread_pool_destroy(pool);
     scene_free(&world);
     scene_free(&soup);
-    CHECK(vl_bytes_in_use() == 0, "leak");
+    CHECK(vl_get_bytes_in_use() == 0, "leak");
     return test_finish("test_determinism");
 }

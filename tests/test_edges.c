@@ -62,10 +62,10 @@ static void check_triangle(test_rng* r, double L, double dist, double s, int til
           "%s: outside the range: L^2 D 2^%.1f, L^2 s 2^%.1f, L D s 2^%.1f", what, log2(l2d), log2(l2s), log2(lds));
     uint32_t idx[3] = {0, 1, 2};
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "%s: build", what);
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "%s: build", what);
     if (!bvh) return;
     vl_hit one;
-    CHECK(vl_bvh_raycast1(bvh, &ray, VL_RAY_CLOSEST, &one) == VL_OK && one.prim == 0, "%s: raycast1 missed", what);
+    CHECK(vl_bvh_raycast1(bvh, &ray, VL_QUERY_CLOSEST, &one) == VL_OK && one.prim == 0, "%s: raycast1 missed", what);
     CHECK(one.prim != 0 || fabs(one.t - t_want) <= 1e-3 * t_want, "%s: t %g, expected %g", what, one.t, t_want);
     static vl_ray rays[5000];
     static vl_hit hits[5000];
@@ -73,7 +73,7 @@ static void check_triangle(test_rng* r, double L, double dist, double s, int til
     static const uint32_t sizes[2] = {64, 5000};
     for (int z = 0; z < 2; z++)
         for (uint32_t flags = 0; flags < 2; flags++) {
-            CHECK(vl_bvh_raycast(bvh, rays, sizes[z], flags, hits) == VL_OK, "%s: batch", what);
+            CHECK(vl_bvh_raycast(bvh, rays, sizes[z], flags, hits, NULL) == VL_OK, "%s: batch", what);
             int all = 1;
             for (uint32_t k = 0; k < sizes[z]; k++) all &= hits[k].prim == 0;
             CHECK(all, "%s: batch of %u (flags %u) missed", what, sizes[z], flags);
@@ -116,7 +116,7 @@ static void test_node_cost(void) {
         vl_bvh_desc d = vl_bvh_default_desc();
         d.node_cost = good[k];
         vl_bvh* bvh = NULL;
-        CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, &d, &bvh) == VL_OK && vl_bvh_validate(bvh) == VL_OK,
+        CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, &d, &bvh, NULL) == VL_OK && vl_bvh_validate(bvh) == VL_OK,
               "node_cost %g refused", good[k]);
         vl_bvh_destroy(bvh);
     }
@@ -124,7 +124,7 @@ static void test_node_cost(void) {
         vl_bvh_desc d = vl_bvh_default_desc();
         d.node_cost = bad[k];
         vl_bvh* bvh = NULL;
-        CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, &d, &bvh) == VL_ERR_INVALID_FLAGS && !bvh,
+        CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS && !bvh,
               "node_cost %g accepted", bad[k]);
     }
 }
@@ -137,15 +137,15 @@ static void test_status_order(void) {
     bad_desc.sah_bins = 1;
     vl_bvh* bvh = NULL;
     /* builds: NULL, then desc, then size (before reading), then geometry */
-    CHECK(vl_bvh_build_triangles(xyz, 3, NULL, 1, &bad_desc, &bvh) == VL_ERR_INVALID_ARGUMENT, "NULL first");
+    CHECK(vl_bvh_build_triangles(xyz, 3, NULL, 1, &bad_desc, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL first");
     float nan_xyz[9] = {NAN, 0, 0, 1, 0, 0, 0, 1, 0};
-    CHECK(vl_bvh_build_triangles(nan_xyz, 3, idx, 1, &bad_desc, &bvh) == VL_ERR_INVALID_FLAGS, "desc before geometry");
-    CHECK(vl_bvh_build_triangles(nan_xyz, 3, idx, (1u << 30) + 1, NULL, &bvh) == VL_ERR_TOO_LARGE,
+    CHECK(vl_bvh_build_triangles(nan_xyz, 3, idx, 1, &bad_desc, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "desc before geometry");
+    CHECK(vl_bvh_build_triangles(nan_xyz, 3, idx, (1u << 30) + 1, NULL, &bvh, NULL) == VL_ERR_TOO_LARGE,
           "size before geometry (the short index array is not read)");
     vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
-    CHECK(vl_bvh_build_boxes(&box, (1u << 30) + 1, NULL, &bvh) == VL_ERR_TOO_LARGE, "boxes: size before bounds");
+    CHECK(vl_bvh_build_boxes(&box, (1u << 30) + 1, NULL, &bvh, NULL) == VL_ERR_TOO_LARGE, "boxes: size before bounds");
     CHECK(!bvh, "out written");
-    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "build");
     /* raycasts: NULL, then flags (nothing written), then the rays */
     vl_ray rays[16];
     vl_hit hits[16];
@@ -154,11 +154,11 @@ static void test_status_order(void) {
     rays[7].origin[0] = NAN;
     rays[9].tmin = 5, rays[9].tmax = 1; /* tmin > tmax */
     for (uint32_t n = 4; n <= 16; n += 12) { /* the one-ray path and the batch */
-        CHECK(vl_bvh_raycast(bvh, rays, n, 0x80, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL before flags");
+        CHECK(vl_bvh_raycast(bvh, rays, n, 0x80, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL before flags");
         memset(hits, 0x5A, sizeof hits);
-        CHECK(vl_bvh_raycast(bvh, rays, n, 0x80, hits) == VL_ERR_INVALID_FLAGS, "flags before rays");
+        CHECK(vl_bvh_raycast(bvh, rays, n, 0x80, hits, NULL) == VL_ERR_INVALID_FLAGS, "flags before rays");
         CHECK(hits[0].prim == 0x5A5A5A5Au, "flags error wrote answers");
-        CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits) == VL_ERR_INVALID_QUERY, "invalid rays");
+        CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits, NULL) == VL_ERR_INVALID_QUERY, "invalid rays");
         for (uint32_t k = 0; k < n; k++) {
             int bad = k == 3 || k == 7 || k == 9;
             CHECK(bad ? hits[k].prim == VL_NO_HIT : hits[k].prim == 0, "ray %u of %u answered wrong", k, n);
@@ -168,8 +168,8 @@ static void test_status_order(void) {
     size_t bytes = vl_bvh_raycast_scratch_size(bvh, 16, 0);
     CHECK(bytes > 0, "scratch size");
     memset(hits, 0x5A, sizeof hits);
-    CHECK(vl_bvh_raycast_scratch(bvh, rays, 16, 0x80, hits, NULL, 0) == VL_ERR_INVALID_FLAGS, "flags before scratch");
-    CHECK(vl_bvh_raycast_scratch(bvh, rays, 16, 0, hits, NULL, 0) == VL_ERR_INVALID_ARGUMENT &&
+    CHECK(vl_bvh_raycast(bvh, rays, 16, 0x80, hits, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_ERR_INVALID_FLAGS, "flags before scratch");
+    CHECK(vl_bvh_raycast(bvh, rays, 16, 0, hits, &(vl_exec){.scratch = NULL, .scratch_bytes = bytes}) == VL_ERR_INVALID_ARGUMENT &&
               hits[0].prim == 0x5A5A5A5Au,
           "scratch before rays, nothing written");
     vl_bvh_destroy(bvh);
@@ -188,7 +188,7 @@ static void test_any_hit_agrees(void) {
         for (int v = 0; v < 3; v++) idx[3 * t + v] = (uint32_t)(3 * t + v);
     }
     vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(xyz, 3 * T, idx, T, NULL, &bvh) == VL_OK, "build");
+    CHECK(vl_bvh_build_triangles(xyz, 3 * T, idx, T, NULL, &bvh, NULL) == VL_OK, "build");
     static vl_ray rays[R];
     static vl_hit hits[R];
     for (int i = 0; i < R; i++) {
@@ -197,11 +197,11 @@ static void test_any_hit_agrees(void) {
         rays[i].tmin = 0;
         rays[i].tmax = test_float(&r, 1, 30);
     }
-    CHECK(vl_bvh_raycast(bvh, rays, R, VL_RAY_ANY, hits) == VL_OK, "batch");
+    CHECK(vl_bvh_raycast(bvh, rays, R, VL_QUERY_ANY, hits, NULL) == VL_OK, "batch");
     int hit_count = 0;
     for (int i = 0; i < R; i++) {
         vl_hit one;
-        vl_bvh_raycast1(bvh, &rays[i], VL_RAY_ANY, &one);
+        vl_bvh_raycast1(bvh, &rays[i], VL_QUERY_ANY, &one);
         CHECK((one.prim == VL_NO_HIT) == (hits[i].prim == VL_NO_HIT), "ray %d: any hit disagrees", i);
         hit_count += one.prim != VL_NO_HIT;
     }

@@ -124,7 +124,7 @@ static void test_stale(void) {
 }
 
 /* A removed object's deletions name its last handle, the re-added object's pairs its new one,
- * and vl_broadphase_pairs lists handles, (lower, higher). */
+ * and vl_broadphase_get_pairs lists handles, (lower, higher). */
 static void test_pairs_name_handles(void) {
     for (int kind = 0; kind < KIND_COUNT; kind++) {
         vl_broadphase* bp = make(kind, 0);
@@ -144,10 +144,10 @@ static void test_pairs_name_handles(void) {
         CHECK(c.count == 1 && c.pairs[0].a == h[0] && c.pairs[0].b == h2, "%s: created names the new handle",
               kind_names[kind]);
         uint32_t n = 0;
-        const vl_pair* pairs = vl_broadphase_pairs(bp, &n);
+        const vl_pair* pairs = vl_broadphase_get_pairs(bp, &n);
         CHECK(n == 1 && pairs[0].a == h[0] && pairs[0].b == h2, "%s: pairs as handles", kind_names[kind]);
         /* the same copy until a change */
-        CHECK(vl_broadphase_pairs(bp, NULL) == pairs, "%s: the copy made again", kind_names[kind]);
+        CHECK(vl_broadphase_get_pairs(bp, NULL) == pairs, "%s: the copy made again", kind_names[kind]);
         /* the removed handle's index now lower than a live one's: order by index, whatever the generation */
         CHECK(vl_broadphase_remove(bp, &h[0], 1) == VL_OK, "remove h0");
         commit_changes(bp, &c, &d);
@@ -217,13 +217,13 @@ static void test_sizes_first(void) {
         CHECK(vl_broadphase_add(bp, handles, one, 0x7FFFFFF1u, 0) == VL_ERR_TOO_LARGE, "add huge count");
         CHECK(vl_broadphase_add(bp, handles, one, VL_BROADPHASE_MAX_OBJECTS + 1, 0) == VL_ERR_TOO_LARGE,
               "add past the limit");
-        CHECK(vl_broadphase_count(bp) == 0, "count");
+        CHECK(vl_broadphase_get_count(bp) == 0, "count");
         CHECK(vl_broadphase_add(bp, handles, one, 1, 0) == VL_OK, "add");
         CHECK(vl_broadphase_update(bp, handles, one, 2) == VL_ERR_TOO_LARGE, "update past the live objects");
         CHECK(vl_broadphase_remove(bp, handles, 0x7FFFFFF1u) == VL_ERR_TOO_LARGE, "remove past the live objects");
         CHECK(vl_broadphase_update(bp, NULL, one, 2) == VL_ERR_INVALID_ARGUMENT, "NULL before size");
         CHECK(vl_broadphase_add(bp, handles, one, 1, 8) == VL_ERR_INVALID_FLAGS, "flags before size");
-        CHECK(vl_broadphase_count(bp) == 1 && vl_broadphase_validate(bp) == VL_OK, "unchanged");
+        CHECK(vl_broadphase_get_count(bp) == 1 && vl_broadphase_validate(bp) == VL_OK, "unchanged");
         vl_broadphase_desc desc = vl_broadphase_default_desc();
         desc.expected_objects = VL_BROADPHASE_MAX_OBJECTS + 1;
         vl_broadphase* big = NULL;
@@ -253,7 +253,7 @@ static void test_error_order(void) {
         inverted[0].min[0] = inverted[0].max[0] + 6; /* min > max */
         CHECK(vl_broadphase_update(bp, bad_first, inverted, 4) == VL_ERR_INVALID_HANDLE, "handles before bounds");
         CHECK(vl_broadphase_update(bp, h, inverted, 4) == VL_ERR_INVALID_BOUNDS, "bounds");
-        CHECK(vl_broadphase_count(bp) == 4 && vl_broadphase_validate(bp) == VL_OK, "unchanged");
+        CHECK(vl_broadphase_get_count(bp) == 4 && vl_broadphase_validate(bp) == VL_OK, "unchanged");
         vl_broadphase_destroy(bp);
     }
 }

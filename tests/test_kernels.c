@@ -352,7 +352,7 @@ static void test_rayrecs(test_rng* rng, uint32_t rounds) {
         _Alignas(16) float want[8][VL_RAYREC_FLOATS], got[8][VL_RAYREC_FLOATS];
         uint32_t valid = 0, flat = 0, flat_w = 0, valid_w = 0;
         for (uint32_t j = 0; j < 8; j++) {
-            if (vl_bvh_ray_valid(&rays[j])) {
+            if (vl_ray_is_valid(&rays[j])) {
                 valid |= 1u << j;
                 flat |= (vl_bvh_rayrec_set(want[j], &rays[j]) != 0) << j;
             } else {

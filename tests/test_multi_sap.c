@@ -103,7 +103,7 @@ static void world_check(world* w) {
             }
     pairs_normalize(w->want.p, w->want.n);
     uint32_t n = 0;
-    const vl_pair* pairs = vl_broadphase_pairs(w->bp, &n);
+    const vl_pair* pairs = vl_broadphase_get_pairs(w->bp, &n);
     to_handles(w, &w->got, pairs, n, live);
     CHECK(pair_list_equal(w->got.p, w->got.n, w->want.p, w->want.n), "%s: %u pairs, brute force %u", w->name, w->got.n,
           w->want.n);

@@ -91,7 +91,7 @@ static void test_random(int with_user, uint64_t seed) {
 }
 
 static void test_failing_allocator(void) {
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     test_alloc_hooks h;
     test_alloc_begin(&h);
     vl_pair_manager pm;
@@ -122,7 +122,7 @@ static void test_failing_allocator(void) {
     vl_pair_buffer_free(&created);
     vl_pm_free(&pm);
     test_alloc_end(&h);
-    CHECK(vl_bytes_in_use() == before, "leak %zu", vl_bytes_in_use() - before);
+    CHECK(vl_get_bytes_in_use() == before, "leak %zu", vl_get_bytes_in_use() - before);
 }
 
 int main(void) {

@@ -28,10 +28,10 @@ static void check_raycasts(const char* scene, const vl_bvh* bvh, const vl_ray* r
     for (uint32_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         uint32_t count = sizes[si] < n ? sizes[si] : n;
         for (uint32_t flags = 0; flags < 2; flags++) {
-            vl_status want = vl_bvh_raycast_parallel(plain, bvh, rays, count, flags, serial);
+            vl_status want = vl_bvh_raycast(bvh, rays, count, flags, serial, &(vl_exec){.context = plain});
             CHECK(want == VL_OK || want == VL_ERR_INVALID_QUERY, "%s: serial status %d", scene, (int)want);
             /* against one call over the whole batch: equal but for ties (closest) or which hit (any) */
-            vl_status whole_st = vl_bvh_raycast(bvh, rays, count, flags, whole);
+            vl_status whole_st = vl_bvh_raycast(bvh, rays, count, flags, whole, NULL);
             CHECK(whole_st == want, "%s: status %d against %d", scene, (int)want, (int)whole_st);
             uint32_t differ = 0, bad = 0;
             for (uint32_t i = 0; i < count; i++) {
@@ -53,7 +53,7 @@ static void check_raycasts(const char* scene, const vl_bvh* bvh, const vl_ray* r
                     if (!ctx) continue;
                     for (int round = 0; round < 2; round++) {
                         memset(got, 0xAB, sizeof(vl_hit) * count);
-                        vl_status st = vl_bvh_raycast_parallel(ctx, bvh, rays, count, flags, got);
+                        vl_status st = vl_bvh_raycast(bvh, rays, count, flags, got, &(vl_exec){.context = ctx});
                         CHECK(st == want, "%s %s x%u: status %d, want %d", scene, k_sys_names[sys], k_workers[wi],
                               (int)st, (int)want);
                         CHECK(memcmp(got, serial, sizeof(vl_hit) * count) == 0,
@@ -91,8 +91,8 @@ static int same_tree(const vl_bvh* a, const vl_bvh* b) {
 static void check_build(const char* scene, const scene_mesh* m, const vl_aabb* boxes, uint32_t box_count,
                         const vl_bvh_desc* desc) {
     vl_bvh* serial = NULL;
-    vl_status st = m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &serial)
-                     : vl_bvh_build_boxes(boxes, box_count, desc, &serial);
+    vl_status st = m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc, &serial, NULL)
+                     : vl_bvh_build_boxes(boxes, box_count, desc, &serial, NULL);
     CHECK(st == VL_OK, "%s: serial build", scene);
     if (st != VL_OK) return;
     for (int sys = 0; sys < SYS_COUNT; sys++)
@@ -102,9 +102,9 @@ static void check_build(const char* scene, const scene_mesh* m, const vl_aabb* b
             vl_context* ctx = make_context(sys, k_workers[wi], &toy, &pool);
             if (!ctx) continue;
             vl_bvh* par = NULL;
-            st = m ? vl_bvh_build_triangles_parallel(ctx, m->xyz, m->vertex_count, m->indices, m->triangle_count,
-                                                     desc, &par)
-                   : vl_bvh_build_boxes_parallel(ctx, boxes, box_count, desc, &par);
+            st = m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, desc,
+                                                     &par, &(vl_exec){.context = ctx})
+                   : vl_bvh_build_boxes(boxes, box_count, desc, &par, &(vl_exec){.context = ctx});
             CHECK(st == VL_OK && par, "%s, %s x%u: build", scene, k_sys_names[sys], k_workers[wi]);
             if (par) {
                 CHECK(same_tree(serial, par), "%s, %s x%u: the tree differs from the serial build's", scene,
@@ -145,19 +145,19 @@ static vl_status sweep_serial(const vl_bvh* bvh, const void* sweeps, int boxes, 
                               vl_hit* hits, vl_contact* contacts) {
     size_t bytes = vl_bvh_sweep_scratch_size(bvh, count, flags);
     void* scratch = aligned_block(bytes);
-    vl_status st = boxes ? vl_bvh_sweep_boxes_scratch(bvh, sweeps, count, flags, hits, contacts, scratch, bytes)
-                         : vl_bvh_sweep_spheres_scratch(bvh, sweeps, count, flags, hits, contacts, scratch, bytes);
+    vl_status st = boxes ? vl_bvh_sweep_boxes(bvh, sweeps, count, flags, hits, contacts, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
+                         : vl_bvh_sweep_spheres(bvh, sweeps, count, flags, hits, contacts, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
     free(scratch);
     return st;
 }
 
 static vl_status sweep_par(vl_context* ctx, const vl_bvh* bvh, const void* sweeps, int boxes, uint32_t count,
                            uint32_t flags, vl_hit* hits, vl_contact* contacts) {
-    return boxes ? vl_bvh_sweep_boxes_parallel(ctx, bvh, sweeps, count, flags, hits, contacts)
-                 : vl_bvh_sweep_spheres_parallel(ctx, bvh, sweeps, count, flags, hits, contacts);
+    return boxes ? vl_bvh_sweep_boxes(bvh, sweeps, count, flags, hits, contacts, &(vl_exec){.context = ctx})
+                 : vl_bvh_sweep_spheres(bvh, sweeps, count, flags, hits, contacts, &(vl_exec){.context = ctx});
 }
 
-/* The documented reference: the serial _scratch form block by block, blocks as the parallel form cuts them. */
+/* The documented reference: the call on scratch block by block, blocks as the call on a context cuts them. */
 static vl_status sweep_by_blocks(const vl_bvh* bvh, const void* sweeps, int boxes, uint32_t count, uint32_t flags,
                                  vl_hit* hits, vl_contact* contacts) {
     uint32_t block = vl_bvh_parallel_query_block(count);
@@ -282,11 +282,11 @@ static void make_overlap_queries(const scene_mesh* m, uint32_t n, uint64_t seed,
 
 static vl_status overlap_par(vl_context* ctx, const vl_bvh* bvh, const void* q, int spheres, uint32_t count,
                              vl_pair_buffer* out) {
-    return spheres ? vl_bvh_overlap_spheres_parallel(ctx, bvh, q, count, out)
-                   : vl_bvh_overlap_boxes_parallel(ctx, bvh, q, count, out);
+    return spheres ? vl_bvh_overlap_spheres(bvh, q, count, out, &(vl_exec){.context = ctx})
+                   : vl_bvh_overlap_boxes(bvh, q, count, out, &(vl_exec){.context = ctx});
 }
 
-/* The documented order: block by block, each as the serial _scratch form over its queries. */
+/* The documented order: block by block, each as the call on scratch over its queries. */
 static void overlap_by_blocks(const vl_bvh* bvh, const void* q, int spheres, uint32_t count, vl_pair_buffer* out) {
     uint32_t block = vl_bvh_parallel_query_block(count);
     if (block > count) block = count;
@@ -295,9 +295,9 @@ static void overlap_by_blocks(const vl_bvh* bvh, const void* q, int spheres, uin
     for (uint32_t first = 0; first < count; first += block) {
         uint32_t n = count - first < block ? count - first : block, start = out->count;
         if (spheres)
-            vl_bvh_overlap_spheres_scratch(bvh, (const vl_sphere*)q + first, n, out, scratch, bytes);
+            vl_bvh_overlap_spheres(bvh, (const vl_sphere*)q + first, n, out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         else
-            vl_bvh_overlap_boxes_scratch(bvh, (const vl_aabb*)q + first, n, out, scratch, bytes);
+            vl_bvh_overlap_boxes(bvh, (const vl_aabb*)q + first, n, out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         for (uint32_t i = start; i < out->count; i++) out->pairs[i].a += first;
     }
     free(scratch);
@@ -314,8 +314,8 @@ static void check_overlaps(const char* scene, const vl_bvh* bvh, const scene_mes
         for (uint32_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             uint32_t count = sizes[si] < n ? sizes[si] : n;
             vl_pair_buffer serial = {0}, order = {0}, got = {0};
-            vl_status want_st = spheres ? vl_bvh_overlap_spheres(bvh, qs, count, &serial)
-                                        : vl_bvh_overlap_boxes(bvh, qb, count, &serial);
+            vl_status want_st = spheres ? vl_bvh_overlap_spheres(bvh, qs, count, &serial, NULL)
+                                        : vl_bvh_overlap_boxes(bvh, qb, count, &serial, NULL);
             CHECK(want_st == VL_ERR_INVALID_QUERY, "%s: serial overlap status %d", scene, (int)want_st);
             CHECK(count < 300 || serial.count > 10, "%s: %u pairs for %u queries", scene, serial.count, count);
             sort_pairs(serial.pairs, serial.count);
@@ -367,14 +367,14 @@ static void check_no_allocation(const vl_bvh* bvh, const vl_ray* rays, uint32_t 
         vl_thread_pool* pool;
         vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);
         long before = h.allocs;
-        vl_bvh_raycast_parallel(ctx, bvh, rays, n, 0, hits);
+        vl_bvh_raycast(bvh, rays, n, 0, hits, &(vl_exec){.context = ctx});
         long first = h.allocs - before;
-        vl_bvh_raycast_parallel(ctx, bvh, rays, n, 0, hits);
-        vl_bvh_raycast_parallel(ctx, bvh, rays, n / 2, VL_RAY_ANY, hits);
+        vl_bvh_raycast(bvh, rays, n, 0, hits, &(vl_exec){.context = ctx});
+        vl_bvh_raycast(bvh, rays, n / 2, VL_QUERY_ANY, hits, &(vl_exec){.context = ctx});
         long later = h.allocs - before - first;
         CHECK(first <= 1, "%s: %ld allocations on the first call (the scratch, once)", k_sys_names[sys], first);
         CHECK(later == 0, "%s: %ld allocations after the first call", k_sys_names[sys], later);
-        CHECK(vl_context_scratch_bytes(ctx) > 0, "scratch kept");
+        CHECK(vl_context_get_scratch_bytes(ctx) > 0, "scratch kept");
         vl_context_destroy(ctx);
         vl_thread_pool_destroy(pool);
         test_alloc_end(&h);
@@ -384,7 +384,7 @@ static void check_no_allocation(const vl_bvh* bvh, const vl_ray* rays, uint32_t 
     vl_hit* want = malloc(sizeof(vl_hit) * n);
     vl_context* plain = NULL;
     vl_context_create(NULL, &plain);
-    vl_bvh_raycast_parallel(plain, bvh, rays, n, 0, want);
+    vl_bvh_raycast(bvh, rays, n, 0, want, &(vl_exec){.context = plain});
     vl_context_destroy(plain);
     test_alloc_hooks h;
     test_alloc_begin(&h);
@@ -392,7 +392,7 @@ static void check_no_allocation(const vl_bvh* bvh, const vl_ray* rays, uint32_t 
     vl_thread_pool* pool;
     vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
     h.budget = 0;
-    vl_status st = vl_bvh_raycast_parallel(ctx, bvh, rays, n, 0, hits);
+    vl_status st = vl_bvh_raycast(bvh, rays, n, 0, hits, &(vl_exec){.context = ctx});
     CHECK(st == VL_OK && memcmp(hits, want, sizeof(vl_hit) * n) == 0, "answers without memory");
     vl_context_destroy(ctx);
     test_alloc_end(&h);
@@ -466,7 +466,7 @@ static void check_allocates_once(const char* what, context_calls* calls, void* a
  * *out untouched; then a build that succeeds matches the serial tree. */
 static void check_build_out_of_memory(const scene_mesh* m) {
     vl_bvh* serial = NULL;
-    vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &serial);
+    vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &serial, NULL);
     int built = 0;
     for (long budget = 0; budget < 256 && !built; budget++) {
         test_alloc_hooks h;
@@ -477,7 +477,7 @@ static void check_build_out_of_memory(const scene_mesh* m) {
         h.budget = budget;
         vl_bvh* out = NULL;
         vl_status st =
-            vl_bvh_build_triangles_parallel(ctx, m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &out);
+            vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &out, &(vl_exec){.context = ctx});
         h.budget = -1;
         if (st == VL_OK) {
             built = 1;
@@ -511,10 +511,10 @@ typedef struct query_sets {
 
 static void run_query_sets(vl_context* ctx, vl_pair_buffer* out, void* arg) {
     const query_sets* q = arg;
-    vl_bvh_sweep_spheres_parallel(ctx, q->bvh, q->ss, q->n, 0, q->hits, q->contacts);
-    vl_bvh_sweep_boxes_parallel(ctx, q->bvh, q->bs, q->n, VL_RAY_ANY, q->hits, NULL);
-    vl_bvh_overlap_boxes_parallel(ctx, q->bvh, q->qb, q->n, out);
-    vl_bvh_overlap_spheres_parallel(ctx, q->bvh, q->qs, q->n, out);
+    vl_bvh_sweep_spheres(q->bvh, q->ss, q->n, 0, q->hits, q->contacts, &(vl_exec){.context = ctx});
+    vl_bvh_sweep_boxes(q->bvh, q->bs, q->n, VL_QUERY_ANY, q->hits, NULL, &(vl_exec){.context = ctx});
+    vl_bvh_overlap_boxes(q->bvh, q->qb, q->n, out, &(vl_exec){.context = ctx});
+    vl_bvh_overlap_spheres(q->bvh, q->qs, q->n, out, &(vl_exec){.context = ctx});
 }
 
 /* Sweeps and overlaps: bad arguments, and no allocation on the second call with the same sizes
@@ -536,7 +536,7 @@ static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
         vl_hit* want = malloc(sizeof(vl_hit) * n);
         vl_context* plain = NULL;
         vl_context_create(NULL, &plain);
-        vl_bvh_sweep_spheres_parallel(plain, bvh, ss, n, 0, want, NULL);
+        vl_bvh_sweep_spheres(bvh, ss, n, 0, want, NULL, &(vl_exec){.context = plain});
         vl_context_destroy(plain);
         test_alloc_hooks h;
         test_alloc_begin(&h);
@@ -544,12 +544,12 @@ static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
         vl_thread_pool* pool;
         vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
         h.budget = 0;
-        vl_status st = vl_bvh_sweep_spheres_parallel(ctx, bvh, ss, n, 0, hits, NULL);
+        vl_status st = vl_bvh_sweep_spheres(bvh, ss, n, 0, hits, NULL, &(vl_exec){.context = ctx});
         uint32_t miss = 0;
         for (uint32_t i = 0; i < n; i++) miss += (hits[i].prim == VL_NO_HIT) != (want[i].prim == VL_NO_HIT);
         CHECK(st == VL_ERR_INVALID_QUERY && miss == 0, "sweeps without memory");
         vl_pair_buffer out = {0};
-        CHECK(vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, n, &out) == VL_ERR_OUT_OF_MEMORY && out.count == 0,
+        CHECK(vl_bvh_overlap_boxes(bvh, qb, n, &out, &(vl_exec){.context = ctx}) == VL_ERR_OUT_OF_MEMORY && out.count == 0,
               "overlaps without memory");
         vl_context_destroy(ctx);
         test_alloc_end(&h);
@@ -559,22 +559,22 @@ static void check_query_memory(const vl_bvh* bvh, const scene_mesh* m) {
     vl_context* ctx = NULL;
     vl_context_create(NULL, &ctx);
     vl_hit hit = {1.0f, 7, 0.5f, 0.5f};
-    CHECK(vl_bvh_sweep_spheres_parallel(NULL, bvh, ss, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_bvh_sweep_boxes_parallel(NULL, bvh, bs, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_bvh_sweep_spheres_parallel(ctx, NULL, ss, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_sweep_boxes_parallel(ctx, bvh, NULL, 1, 0, &hit, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL sweeps");
-    CHECK(vl_bvh_sweep_spheres_parallel(ctx, bvh, ss, 1, 0, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
-    CHECK(vl_bvh_sweep_boxes_parallel(ctx, bvh, bs, 1, 8, &hit, NULL) == VL_ERR_INVALID_FLAGS, "flags");
+    CHECK(vl_bvh_sweep_spheres(bvh, ss, 1, 0, &hit, NULL, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_bvh_sweep_boxes(bvh, bs, 1, 0, &hit, NULL, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_bvh_sweep_spheres(NULL, ss, 1, 0, &hit, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_sweep_boxes(bvh, NULL, 1, 0, &hit, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL sweeps");
+    CHECK(vl_bvh_sweep_spheres(bvh, ss, 1, 0, NULL, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_sweep_boxes(bvh, bs, 1, 8, &hit, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_FLAGS, "flags");
     CHECK(hit.prim == 7 && hit.t == 1.0f, "nothing written");
-    CHECK(vl_bvh_sweep_spheres_parallel(ctx, bvh, NULL, 0, 0, NULL, NULL) == VL_OK, "count 0");
+    CHECK(vl_bvh_sweep_spheres(bvh, NULL, 0, 0, NULL, NULL, &(vl_exec){.context = ctx}) == VL_OK, "count 0");
     vl_pair_buffer out = {0}, bad = {NULL, 3, 0};
-    CHECK(vl_bvh_overlap_boxes_parallel(NULL, bvh, qb, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_bvh_overlap_spheres_parallel(NULL, bvh, qs, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_bvh_overlap_boxes_parallel(ctx, NULL, qb, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_overlap_spheres_parallel(ctx, bvh, NULL, 1, &out) == VL_ERR_INVALID_ARGUMENT, "NULL queries");
-    CHECK(vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, 1, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_bvh_overlap_boxes_parallel(ctx, bvh, qb, 1, &bad) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
-    CHECK(vl_bvh_overlap_spheres_parallel(ctx, bvh, NULL, 0, &out) == VL_OK && out.count == 0, "count 0");
+    CHECK(vl_bvh_overlap_boxes(bvh, qb, 1, &out, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_bvh_overlap_spheres(bvh, qs, 1, &out, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_bvh_overlap_boxes(NULL, qb, 1, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_overlap_spheres(bvh, NULL, 1, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL queries");
+    CHECK(vl_bvh_overlap_boxes(bvh, qb, 1, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_bvh_overlap_boxes(bvh, qb, 1, &bad, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
+    CHECK(vl_bvh_overlap_spheres(bvh, NULL, 0, &out, &(vl_exec){.context = ctx}) == VL_OK && out.count == 0, "count 0");
     vl_context_destroy(ctx);
     free(ss), free(bs), free(qb), free(qs), free(hits), free(contacts);
 }
@@ -595,13 +595,13 @@ static void prune_unbanded(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint
 
 static vl_status prune_par(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
                            vl_pair_buffer* out) {
-    return b ? vl_box_prune_bipartite_parallel(ctx, a, na, b, nb, out) : vl_box_prune_parallel(ctx, a, na, out);
+    return b ? vl_box_prune_bipartite(a, na, b, nb, out, &(vl_exec){.context = ctx}) : vl_box_prune(a, na, out, &(vl_exec){.context = ctx});
 }
 
 /* b NULL: complete pruning of a; else a against b. */
 static void check_prune_case(const char* name, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb) {
     vl_pair_buffer serial = {0}, order = {0}, got = {0};
-    vl_status st = b ? vl_box_prune_bipartite(a, na, b, nb, &serial) : vl_box_prune(a, na, &serial);
+    vl_status st = b ? vl_box_prune_bipartite(a, na, b, nb, &serial, NULL) : vl_box_prune(a, na, &serial, NULL);
     CHECK(st == VL_OK, "%s: serial prune", name);
     if ((b && na && nb) || (!b && na >= 2)) prune_unbanded(a, na, b, nb, &order);
     for (int sys = 0; sys < SYS_COUNT; sys++)
@@ -647,8 +647,8 @@ typedef struct prune_sets {
 
 static void run_prune_sets(vl_context* ctx, vl_pair_buffer* out, void* arg) {
     const prune_sets* p = arg;
-    CHECK(vl_box_prune_parallel(ctx, p->a, 20000, out) == VL_OK, "prune");
-    CHECK(vl_box_prune_bipartite_parallel(ctx, p->a, 3000, p->b, 3000, out) == VL_OK, "bipartite");
+    CHECK(vl_box_prune(p->a, 20000, out, &(vl_exec){.context = ctx}) == VL_OK, "prune");
+    CHECK(vl_box_prune_bipartite(p->a, 3000, p->b, 3000, out, &(vl_exec){.context = ctx}) == VL_OK, "bipartite");
 }
 
 static void check_prunes(void) {
@@ -686,25 +686,25 @@ static void check_prunes(void) {
         vl_context* ctx = make_context(SYS_TOY, 2, &toy, &pool);
         h.budget = 0;
         vl_pair_buffer out = {0};
-        CHECK(vl_box_prune_parallel(ctx, a, 3000, &out) == VL_ERR_OUT_OF_MEMORY && out.count == 0, "no memory");
+        CHECK(vl_box_prune(a, 3000, &out, &(vl_exec){.context = ctx}) == VL_ERR_OUT_OF_MEMORY && out.count == 0, "no memory");
         vl_context_destroy(ctx);
         test_alloc_end(&h);
     }
     vl_context* ctx = NULL;
     vl_context_create(NULL, &ctx);
     vl_pair_buffer out = {0}, bad = {NULL, 3, 0};
-    CHECK(vl_box_prune_parallel(NULL, a, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_box_prune_bipartite_parallel(NULL, a, 10, b, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_box_prune_parallel(ctx, NULL, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
-    CHECK(vl_box_prune_bipartite_parallel(ctx, a, 10, NULL, 10, &out) == VL_ERR_INVALID_ARGUMENT, "NULL b");
-    CHECK(vl_box_prune_parallel(ctx, a, 10, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_box_prune_parallel(ctx, a, 10, &bad) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
-    CHECK(vl_box_prune_parallel(ctx, a, 0x7FFFFFF1u, &out) == VL_ERR_TOO_LARGE, "too many");
+    CHECK(vl_box_prune(a, 10, &out, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_box_prune_bipartite(a, 10, b, 10, &out, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_box_prune(NULL, 10, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
+    CHECK(vl_box_prune_bipartite(a, 10, NULL, 10, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL b");
+    CHECK(vl_box_prune(a, 10, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL out");
+    CHECK(vl_box_prune(a, 10, &bad, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "inconsistent out");
+    CHECK(vl_box_prune(a, 0x7FFFFFF1u, &out, &(vl_exec){.context = ctx}) == VL_ERR_TOO_LARGE, "too many");
     a[5].min[0] = NAN;
-    CHECK(vl_box_prune_parallel(ctx, a, 10, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN box");
-    CHECK(vl_box_prune_bipartite_parallel(ctx, b, 10, a, 10, &out) == VL_ERR_INVALID_BOUNDS && out.count == 0,
+    CHECK(vl_box_prune(a, 10, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_BOUNDS && out.count == 0, "NaN box");
+    CHECK(vl_box_prune_bipartite(b, 10, a, 10, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_BOUNDS && out.count == 0,
           "NaN box in b");
-    CHECK(vl_box_prune_parallel(ctx, NULL, 0, &out) == VL_OK && out.count == 0, "count 0");
+    CHECK(vl_box_prune(NULL, 0, &out, &(vl_exec){.context = ctx}) == VL_OK && out.count == 0, "count 0");
     vl_context_destroy(ctx);
     free(a), free(b);
 }
@@ -720,29 +720,29 @@ static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
     CHECK(vl_context_create(NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "no out");
     vl_thread_pool* pool = NULL;
     CHECK(vl_thread_pool_create(0, &pool) == VL_ERR_INVALID_ARGUMENT && !pool, "pool of 0");
-    vl_task_system none = vl_thread_pool_task_system(NULL);
+    vl_task_system none = vl_thread_pool_get_task_system(NULL);
     CHECK(!none.enqueue && none.worker_count == 0, "no pool");
-    CHECK(vl_context_worker_count(NULL) == 0 && vl_context_scratch_bytes(NULL) == 0, "NULL context");
+    CHECK(vl_context_get_worker_count(NULL) == 0 && vl_context_get_scratch_bytes(NULL) == 0, "NULL context");
     vl_context_destroy(NULL);
     vl_thread_pool_destroy(NULL);
 
-    CHECK(vl_context_create(NULL, &ctx) == VL_OK && vl_context_worker_count(ctx) == 1, "serial context");
+    CHECK(vl_context_create(NULL, &ctx) == VL_OK && vl_context_get_worker_count(ctx) == 1, "serial context");
     vl_hit hit = {1.0f, 7, 0.5f, 0.5f};
-    CHECK(vl_bvh_raycast_parallel(NULL, bvh, rays, 1, 0, &hit) == VL_ERR_INVALID_ARGUMENT, "NULL ctx");
-    CHECK(vl_bvh_raycast_parallel(ctx, NULL, rays, 1, 0, &hit) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
-    CHECK(vl_bvh_raycast_parallel(ctx, bvh, NULL, 1, 0, &hit) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
-    CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, 1, 0, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
-    CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, 1, 8, &hit) == VL_ERR_INVALID_FLAGS, "flags");
+    CHECK(vl_bvh_raycast(bvh, rays, 1, 0, &hit, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "context and scratch");
+    CHECK(vl_bvh_raycast(NULL, rays, 1, 0, &hit, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL bvh");
+    CHECK(vl_bvh_raycast(bvh, NULL, 1, 0, &hit, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL rays");
+    CHECK(vl_bvh_raycast(bvh, rays, 1, 0, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "NULL hits");
+    CHECK(vl_bvh_raycast(bvh, rays, 1, 8, &hit, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_FLAGS, "flags");
     CHECK(hit.prim == 7 && hit.t == 1.0f, "nothing written");
-    CHECK(vl_bvh_raycast_parallel(ctx, bvh, rays, 0, 0, NULL) == VL_OK, "count 0");
+    CHECK(vl_bvh_raycast(bvh, rays, 0, 0, NULL, &(vl_exec){.context = ctx}) == VL_OK, "count 0");
     vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
     vl_bvh* out = NULL;
-    CHECK(vl_bvh_build_boxes_parallel(NULL, &box, 1, NULL, &out) == VL_ERR_INVALID_ARGUMENT && !out, "NULL ctx");
+    CHECK(vl_bvh_build_boxes(&box, 1, NULL, &out, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT && !out, "context and scratch");
     box.min[0] = NAN;
-    CHECK(vl_bvh_build_boxes_parallel(ctx, &box, 1, NULL, &out) == VL_ERR_INVALID_BOUNDS && !out, "NaN box");
+    CHECK(vl_bvh_build_boxes(&box, 1, NULL, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_BOUNDS && !out, "NaN box");
     float xyz[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
     uint32_t idx[3] = {0, 1, 5};
-    CHECK(vl_bvh_build_triangles_parallel(ctx, xyz, 3, idx, 1, NULL, &out) == VL_ERR_INVALID_GEOMETRY && !out,
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &out, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_GEOMETRY && !out,
           "bad index");
     vl_context_destroy(ctx);
 }
@@ -753,8 +753,8 @@ static void check_bad_input(const vl_bvh* bvh, const vl_ray* rays) {
  * every job system and worker count from the same build: the trees must match byte for byte, and
  * answer rays alike. The parallel refit allocates nothing. */
 static vl_status refit_build(const scene_mesh* m, const vl_aabb* boxes, uint32_t box_count, vl_bvh** out) {
-    return m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, out)
-             : vl_bvh_build_boxes(boxes, box_count, NULL, out);
+    return m ? vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, out, NULL)
+             : vl_bvh_build_boxes(boxes, box_count, NULL, out, NULL);
 }
 
 static void check_refit(const char* scene, const scene_mesh* m, const float* moved_xyz, const vl_aabb* boxes,
@@ -762,11 +762,11 @@ static void check_refit(const char* scene, const scene_mesh* m, const float* mov
     vl_bvh* serial = NULL;
     CHECK(refit_build(m, boxes, box_count, &serial) == VL_OK, "%s: build", scene);
     if (!serial) return;
-    vl_status st = m ? vl_bvh_refit_triangles(serial, moved_xyz) : vl_bvh_refit_boxes(serial, moved_boxes);
+    vl_status st = m ? vl_bvh_refit_triangles(serial, moved_xyz, NULL) : vl_bvh_refit_boxes(serial, moved_boxes, NULL);
     CHECK(st == VL_OK, "%s: serial refit", scene);
     vl_hit* want = malloc(sizeof(vl_hit) * ray_count);
     vl_hit* got = malloc(sizeof(vl_hit) * ray_count);
-    vl_bvh_raycast(serial, rays, ray_count, 0, want);
+    vl_bvh_raycast(serial, rays, ray_count, 0, want, NULL);
     for (int sys = 0; sys < SYS_COUNT; sys++)
         for (uint32_t wi = 0; wi < WORKER_CASES; wi++) {
             toy_system toy;
@@ -782,14 +782,14 @@ static void check_refit(const char* scene, const scene_mesh* m, const float* mov
             long enqueued = toy.enqueued;
             test_alloc_hooks hooks;
             test_alloc_begin(&hooks);
-            st = m ? vl_bvh_refit_triangles_parallel(ctx, par, moved_xyz)
-                   : vl_bvh_refit_boxes_parallel(ctx, par, moved_boxes);
+            st = m ? vl_bvh_refit_triangles(par, moved_xyz, &(vl_exec){.context = ctx})
+                   : vl_bvh_refit_boxes(par, moved_boxes, &(vl_exec){.context = ctx});
             test_alloc_end(&hooks);
             CHECK(st == VL_OK && hooks.allocs == 0, "%s, %s x%u: refit (%ld allocations)", scene, k_sys_names[sys],
                   k_workers[wi], hooks.allocs);
             CHECK(same_tree(serial, par), "%s, %s x%u: the tree differs from the serial refit's", scene,
                   k_sys_names[sys], k_workers[wi]);
-            vl_bvh_raycast(par, rays, ray_count, 0, got);
+            vl_bvh_raycast(par, rays, ray_count, 0, got, NULL);
             CHECK(memcmp(want, got, sizeof(vl_hit) * ray_count) == 0, "%s, %s x%u: rays answer otherwise", scene,
                   k_sys_names[sys], k_workers[wi]);
             if (sys == SYS_TOY && k_workers[wi] > 1 && serial->depth > VL_PARALLEL_REFIT_DEPTH)
@@ -815,29 +815,29 @@ static void check_refit_bad_input(const scene_mesh* m, float* moved_xyz) {
     toy_system toy;
     vl_thread_pool* pool;
     vl_context* ctx = make_context(SYS_TOY, 3, &toy, &pool);
-    CHECK(vl_bvh_refit_triangles_parallel(NULL, tree, moved_xyz) == VL_ERR_INVALID_ARGUMENT, "refit: NULL ctx");
-    CHECK(vl_bvh_refit_triangles_parallel(ctx, NULL, moved_xyz) == VL_ERR_INVALID_ARGUMENT, "refit: NULL tree");
-    CHECK(vl_bvh_refit_triangles_parallel(ctx, tree, NULL) == VL_ERR_INVALID_ARGUMENT, "refit: NULL xyz");
+    CHECK(vl_bvh_refit_triangles(tree, moved_xyz, &(vl_exec){.context = ctx, .scratch_bytes = 64}) == VL_ERR_INVALID_ARGUMENT, "refit: context and scratch");
+    CHECK(vl_bvh_refit_triangles(NULL, moved_xyz, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "refit: NULL tree");
+    CHECK(vl_bvh_refit_triangles(tree, NULL, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "refit: NULL xyz");
     vl_aabb box = {{0, 0, 0}, {1, 1, 1}};
-    CHECK(vl_bvh_refit_boxes_parallel(ctx, tree, &box) == VL_ERR_INVALID_ARGUMENT, "refit: boxes into triangles");
+    CHECK(vl_bvh_refit_boxes(tree, &box, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT, "refit: boxes into triangles");
     const uint32_t last = 3 * m->vertex_count - 1;
     const float keep = moved_xyz[last];
     moved_xyz[last] = NAN;
-    CHECK(vl_bvh_refit_triangles_parallel(ctx, tree, moved_xyz) == VL_ERR_INVALID_GEOMETRY, "refit: NaN");
+    CHECK(vl_bvh_refit_triangles(tree, moved_xyz, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_GEOMETRY, "refit: NaN");
     moved_xyz[last] = INFINITY;
-    CHECK(vl_bvh_refit_triangles_parallel(ctx, tree, moved_xyz) == VL_ERR_INVALID_GEOMETRY, "refit: infinity");
+    CHECK(vl_bvh_refit_triangles(tree, moved_xyz, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_GEOMETRY, "refit: infinity");
     moved_xyz[last] = keep;
     CHECK(same_tree(tree, copy), "refit: bad input changed the tree");
 
     vl_bvh* bt = NULL;
     vl_aabb boxes[3] = {{{0, 0, 0}, {1, 1, 1}}, {{2, 2, 2}, {3, 3, 3}}, {{4, 4, 4}, {5, 5, 5}}};
-    CHECK(vl_bvh_build_boxes(boxes, 3, NULL, &bt) == VL_OK, "refit: box build");
-    CHECK(vl_bvh_refit_triangles_parallel(ctx, bt, moved_xyz) == VL_ERR_INVALID_ARGUMENT,
+    CHECK(vl_bvh_build_boxes(boxes, 3, NULL, &bt, NULL) == VL_OK, "refit: box build");
+    CHECK(vl_bvh_refit_triangles(bt, moved_xyz, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_ARGUMENT,
           "refit: triangles into boxes");
     boxes[1].min[2] = 4.0f; /* min > max */
-    CHECK(vl_bvh_refit_boxes_parallel(ctx, bt, boxes) == VL_ERR_INVALID_BOUNDS, "refit: inverted box");
+    CHECK(vl_bvh_refit_boxes(bt, boxes, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_BOUNDS, "refit: inverted box");
     boxes[1].min[2] = NAN;
-    CHECK(vl_bvh_refit_boxes_parallel(ctx, bt, boxes) == VL_ERR_INVALID_BOUNDS, "refit: NaN box");
+    CHECK(vl_bvh_refit_boxes(bt, boxes, &(vl_exec){.context = ctx}) == VL_ERR_INVALID_BOUNDS, "refit: NaN box");
     CHECK(vl_bvh_validate(bt) == VL_OK && bt->boxes[0].max[0] != 4.0f, "refit: box tree unchanged");
     vl_bvh_destroy(bt);
     vl_context_destroy(ctx);
@@ -896,10 +896,10 @@ int main(void) {
     CHECK(scene_world(test_scaled(120) < 40 ? 40 : test_scaled(120), 200, 256, 5, &world), "world");
     CHECK(scene_soup(test_scaled(30000) < 9000 ? 9000 : test_scaled(30000), 100.0f, 2.0f, 6, &soup), "soup");
     vl_bvh *bw = NULL, *bs = NULL;
-    CHECK(vl_bvh_build_triangles(world.xyz, world.vertex_count, world.indices, world.triangle_count, NULL, &bw) ==
+    CHECK(vl_bvh_build_triangles(world.xyz, world.vertex_count, world.indices, world.triangle_count, NULL, &bw, NULL) ==
               VL_OK,
           "build world");
-    CHECK(vl_bvh_build_triangles(soup.xyz, soup.vertex_count, soup.indices, soup.triangle_count, NULL, &bs) == VL_OK,
+    CHECK(vl_bvh_build_triangles(soup.xyz, soup.vertex_count, soup.indices, soup.triangle_count, NULL, &bs, NULL) == VL_OK,
           "build soup");
     uint32_t n = test_scaled(70000) < 9000 ? 9000 : test_scaled(70000);
     vl_ray* rays = malloc(sizeof(vl_ray) * n);
@@ -948,6 +948,6 @@ int main(void) {
     vl_bvh_destroy(bs);
     scene_free(&world);
     scene_free(&soup);
-    CHECK(vl_bytes_in_use() == 0, "leak: %zu bytes", vl_bytes_in_use());
+    CHECK(vl_get_bytes_in_use() == 0, "leak: %zu bytes", vl_get_bytes_in_use());
     return test_finish("test_parallel");
 }

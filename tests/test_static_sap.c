@@ -102,8 +102,8 @@ static void world_brute(world* w, pair_list* out) {
 
 static void world_validate(world* w, const char* step) {
     CHECK(vl_broadphase_validate(w->bp) == VL_OK, "%s: validate after %s", w->what, step);
-    CHECK(vl_broadphase_count(w->bp) == w->n, "%s: count %u, expected %u after %s", w->what,
-          vl_broadphase_count(w->bp), w->n, step);
+    CHECK(vl_broadphase_get_count(w->bp) == w->n, "%s: count %u, expected %u after %s", w->what,
+          vl_broadphase_get_count(w->bp), w->n, step);
 }
 
 /* Commits and checks pairs, created and deleted against brute force (each list without repeats). */
@@ -114,7 +114,7 @@ static void world_commit(world* w) {
     world_validate(w, "commit");
     world_brute(w, &w->now);
     uint32_t n = 0;
-    const vl_pair* pairs = vl_broadphase_pairs(w->bp, &n);
+    const vl_pair* pairs = vl_broadphase_get_pairs(w->bp, &n);
     for (uint32_t i = 0; i < n; i++) CHECK(pairs[i].a < pairs[i].b, "%s: pair not low-high", w->what);
     pair_list_copy(&w->got, pairs, n);
     CHECK(pair_list_equal(w->got.p, w->got.n, w->now.p, w->now.n), "%s: %u pairs, brute force %u", w->what, w->got.n,
@@ -317,7 +317,7 @@ static void test_static_batches(void) {
         memcpy(h, w.handle, all * sizeof *h);
         world_remove_handles(&w, h, all);
         world_commit(&w);
-        CHECK(w.prev.n == 0 && vl_broadphase_count(w.bp) == 0, "%s: pairs left", kind_names[kind]);
+        CHECK(w.prev.n == 0 && vl_broadphase_get_count(w.bp) == 0, "%s: pairs left", kind_names[kind]);
         free(boxes);
         free(h);
         world_free(&w);
@@ -434,7 +434,7 @@ static void test_special_boxes(void) {
 /* Every operation of the kind, flips included, under allocation budgets 0, 1, 2...: a failure is
  * VL_ERR_OUT_OF_MEMORY and changes nothing (the next commit is exact); no leak. */
 static void test_failing_allocator(void) {
-    size_t before = vl_bytes_in_use();
+    size_t before = vl_get_bytes_in_use();
     test_alloc_hooks hooks;
     test_alloc_begin(&hooks);
     for (int kind = 0; kind < KIND_COUNT; kind++) {
@@ -524,7 +524,7 @@ static void test_failing_allocator(void) {
         free(boxes), free(h), free(out);
         world_free(&w);
     }
-    CHECK(vl_bytes_in_use() == before, "leak: %zu bytes", vl_bytes_in_use() - before);
+    CHECK(vl_get_bytes_in_use() == before, "leak: %zu bytes", vl_get_bytes_in_use() - before);
     CHECK(hooks.allocs == hooks.frees, "allocs %ld frees %ld", hooks.allocs, hooks.frees);
     test_alloc_end(&hooks);
 }
@@ -558,7 +558,7 @@ static void test_no_frame_allocation(void) {
     CHECK(hooks.allocs == allocs, "%ld allocations in 16 warm frames", hooks.allocs - allocs);
     world_brute(&w, &w.prev);
     uint32_t n = 0;
-    const vl_pair* pairs = vl_broadphase_pairs(w.bp, &n);
+    const vl_pair* pairs = vl_broadphase_get_pairs(w.bp, &n);
     pair_list_copy(&w.got, pairs, n);
     CHECK(pair_list_equal(w.got.p, w.got.n, w.prev.p, w.prev.n), "warm frames: %u pairs, brute %u", w.got.n, w.prev.n);
     free(boxes);

@@ -115,14 +115,14 @@ static vl_context* make_context(int sys, uint32_t workers, toy_system* toy, vl_t
     case SYS_TOY: ts.enqueue = toy_enqueue, ts.finish = toy_finish; break;
     case SYS_POOL:
         CHECK(vl_thread_pool_create(workers, pool) == VL_OK, "pool of %u", workers);
-        ts = vl_thread_pool_task_system(*pool);
+        ts = vl_thread_pool_get_task_system(*pool);
         break;
     case SYS_INLINE: ts.enqueue = inline_enqueue, ts.finish = never_finish; break;
     default: ts.enqueue = failing_enqueue, ts.finish = never_finish; break;
     }
     vl_context* ctx = NULL;
     CHECK(vl_context_create(&ts, &ctx) == VL_OK && ctx, "context");
-    CHECK(vl_context_worker_count(ctx) == workers, "workers");
+    CHECK(vl_context_get_worker_count(ctx) == workers, "workers");
     return ctx;
 }
 

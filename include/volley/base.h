@@ -2,9 +2,11 @@
 #ifndef VOLLEY_BASE_H
 #define VOLLEY_BASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <volley/types.h>
 #include <volley/version.h>
 
 #if defined(_WIN32) && defined(VOLLEY_SHARED)
@@ -26,7 +28,7 @@ extern "C" {
 /* Every fallible call returns a vl_status. On any VL_ERR_* the call changed nothing observable,
  * except the batched queries, which answer every valid query and mark each invalid one a miss
  * (VL_ERR_INVALID_QUERY). A call that fails with VL_ERR_OUT_OF_MEMORY may keep storage that it
- * grew before the allocation that failed (vl_bytes_in_use() is then higher than before the call):
+ * grew before the allocation that failed (vl_get_bytes_in_use() is then higher than before the call):
  * that capacity belongs to the object or buffer the call was given, later calls reuse it (the
  * call that then succeeds allocates no more for it), and destroying the object (or
  * vl_pair_buffer_free) frees it. Nothing leaks, and no answer, pair, handle, box or count changes. */
@@ -48,17 +50,17 @@ typedef enum vl_status {
 VL_API const char* vl_status_string(vl_status status);
 
 /* VL_VERSION (from version.h) of the library actually linked. */
-VL_API uint32_t vl_version(void);
-VL_API const char* vl_version_string(void);
+VL_API uint32_t vl_get_version(void);
+VL_API const char* vl_get_version_string(void);
 
 /* The SIMD flavour the library was built with: "avx2", "sse4.1", "sse2", "neon" or "portable". */
-VL_API const char* vl_simd_backend(void);
+VL_API const char* vl_get_simd_backend(void);
 /* Lanes of the widest float vector the hot loops use: 8 for avx2, 4 otherwise. */
-VL_API uint32_t vl_simd_width(void);
+VL_API uint32_t vl_get_simd_width(void);
 
 /* Allocator hooks. alloc returns memory aligned to `alignment` (a power of two, at most 4096)
  * or NULL; free receives the size and alignment that were asked for. All of volley's memory goes
- * through these hooks, so vl_bytes_in_use() counts it exactly. Set them before creating any
+ * through these hooks, so vl_get_bytes_in_use() counts it exactly. Set them before creating any
  * object: memory is always returned to the hooks that allocated it only if they stay in place. */
 typedef struct vl_allocator {
     void* (*alloc)(size_t size, size_t alignment, void* user);
@@ -72,7 +74,14 @@ typedef struct vl_allocator {
 VL_API vl_status vl_set_allocator(const vl_allocator* allocator);
 VL_API vl_allocator vl_get_allocator(void);
 /* Bytes currently allocated by volley through the hooks (thread-safe counter). */
-VL_API size_t vl_bytes_in_use(void);
+VL_API size_t vl_get_bytes_in_use(void);
+
+/* Whether a box is valid where volley takes one: no bound NaN and min <= max on every axis
+ * (infinite bounds are valid: a half-space, or everything). */
+VL_API bool vl_aabb_is_valid(const vl_aabb* box);
+
+/* Whether a ray is valid where volley takes one (see vl_ray). */
+VL_API bool vl_ray_is_valid(const vl_ray* ray);
 
 /* Pairs of indices or handles, a < b where the call says so. */
 typedef struct vl_pair {

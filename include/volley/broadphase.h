@@ -3,13 +3,13 @@
  * A broadphase keeps boxes under handles and reports the pairs of handles whose boxes overlap
  * (closed intervals on all three axes: touching counts). Changes (add, update, remove) are
  * applied at once; vl_broadphase_commit then reports the pairs that began and ceased to overlap
- * since the previous commit, and vl_broadphase_pairs lists the overlapping pairs as of that commit.
+ * since the previous commit, and vl_broadphase_get_pairs lists the overlapping pairs as of that commit.
  * Pairs are (lower handle, higher handle). Objects flagged VL_STATIC never pair with each other.
  *
  * Every call validates its whole input first: on any VL_ERR_* it changed nothing observable
  * (out-of-memory included: objects, boxes, handles, the pairs and the next commit's lists are as
  * before). A call that fails for memory may keep capacity it grew before the failure, on every
- * kind (vl_bytes_in_use() is higher after it): the broadphase reuses it, so the call that then
+ * kind (vl_get_bytes_in_use() is higher after it): the broadphase reuses it, so the call that then
  * succeeds allocates no more, and vl_broadphase_destroy frees it; nothing leaks. Infinite bounds
  * are valid; NaN and min > max are not. Once its buffers have grown, no call allocates.
  * Boxes are compared exactly, wherever they lie: the pairs are those of the closed intervals of the
@@ -32,95 +32,57 @@ extern "C" {
 
 /* ---- one-shot box pruning ----------------------------------------------------------------- */
 
-/* Appends to out every pair (i, j), i < j, of overlapping boxes[i] and boxes[j]; order unspecified.
- * The sweep axis is the one along which box centres vary the most. Safe to call from several
- * threads at once (with different out buffers).
+/* Appends to out every pair (i, j), i < j, of overlapping boxes[i] and boxes[j]. The sweep axis is
+ * the one along which box centres vary the most. Safe to call from several threads at once (with
+ * different out buffers and exec).
+ * exec (volley/tasks.h):
+ * - NULL: the working storage (about 55 bytes per box: the boxes sorted, their sort keys, their
+ *   listing in bands) comes from the allocator hooks and goes back before returning. Called once
+ *   a frame in a process whose allocator returns freed memory to the system, that costs page
+ *   faults on every call (Terdiman's 10k set: about 540 KB, 135 to 210 faults, a third of the
+ *   call's time; docs/BOX_PRUNING.md);
+ * - exec->scratch: the same pairs in the same order on the caller's memory, at least
+ *   vl_box_prune_scratch_size(count) bytes (NULL is fine where that is 0); its contents need no
+ *   initialisation and mean nothing after the call;
+ * - exec->context: the storage is kept by the context from call to call (a later call with as
+ *   many boxes allocates nothing but out's growth), and with a job system the work is spread over
+ *   its workers: the boxes are sorted in pieces as tasks, then the sweep, the loop over the sorted
+ *   boxes, is cut into ranges of sorted positions (about count / 64 boxes each, in multiples of
+ *   256, at least 1024), each range appending to its own pair list kept in the context, and the
+ *   lists are appended to out in range order. That sweep is unbanded, so the pairs are the set of
+ *   the other forms in another order: (lower index, higher index), grouped by the box of the pair
+ *   that comes first in the sweep order (ascending min on the sweep axis, ties by index), groups in
+ *   that order, each group in the sweep order of the other box. That list depends on the boxes
+ *   alone: identical for any worker count and job system, and on a context without one. The lists
+ *   grow on the job system's threads (the hooks must be thread-safe).
+ * Either way only out may grow: reuse it (count = 0) and a warm frame allocates nothing.
  * Errors, checked in this order before any box is read: VL_ERR_INVALID_ARGUMENT (out NULL or
  * inconsistent: see vl_pair_buffer; boxes NULL with count > 0), VL_ERR_TOO_LARGE (count past
- * 0x7FFFFFF0); then VL_ERR_INVALID_BOUNDS (NaN or min > max), VL_ERR_OUT_OF_MEMORY; on any error
- * out->count and the pairs before it are unchanged (its storage may have grown). */
-VL_API vl_status vl_box_prune(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out);
+ * 0x7FFFFFF0); VL_ERR_INVALID_ARGUMENT for an exec with both a context and scratch, or a scratch
+ * that is NULL, misaligned or too small where one is needed; then VL_ERR_INVALID_BOUNDS (NaN or
+ * min > max), VL_ERR_OUT_OF_MEMORY; on any error out->count and the pairs before it are unchanged
+ * (its storage may have grown), and nothing is written to the scratch before the boxes are
+ * checked. */
+VL_API vl_status vl_box_prune(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out, const vl_exec* exec);
 
-/* Appends every pair (i, j) such that a[i] overlaps b[j]; order unspecified. Errors as above. */
+/* Appends every pair (i, j) such that a[i] overlaps b[j]. exec and errors as vl_box_prune, with
+ * vl_box_prune_bipartite_scratch_size(na, nb) bytes of scratch. On a context the pairs are
+ * (index in a, index in b), first those of each a-box with the b-boxes starting at or after it
+ * (a-boxes in sweep order, then b-boxes in sweep order), then those of each b-box with the a-boxes
+ * starting strictly after it, likewise; ranges are of max(na, nb) boxes, over a's sorted boxes
+ * then b's. */
 VL_API vl_status vl_box_prune_bipartite(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
-                                        vl_pair_buffer* out);
+                                        vl_pair_buffer* out, const vl_exec* exec);
 
-/* Both calls above take their working storage (about 55 bytes per box: the boxes sorted, their
- * sort keys, their listing in bands) from the allocator hooks and give it back before returning.
- * Called once a frame in a process whose allocator returns freed memory to the system, that
- * costs page faults on every call (Terdiman's 10k set: about 540 KB, 135 to 210 faults, a third
- * of the call's time; see docs/BOX_PRUNING.md). Two ways to
- * prune without allocating, with the same pairs in the same order and the same statuses:
- *   - a vl_box_pruner keeps its storage from call to call (it grows to the largest call made);
- *   - the _scratch calls run on the caller's memory, sized by the _scratch_size calls.
- * Either way only `out` may grow: reuse it (count = 0) and a warm frame allocates nothing. */
-
-/* Alignment of the scratch passed to vl_box_prune_scratch and vl_box_prune_bipartite_scratch. */
-#define VL_BOX_PRUNE_SCRATCH_ALIGNMENT 64u
-
-/* Bytes of scratch that vl_box_prune_scratch needs for count boxes, whatever the boxes (the most
- * the banded prune may list: 140 to 170 bytes per box, 1.7 MB for 10k boxes, 15 MB for 100k; a
- * call touches only what its boxes need, about 60 bytes per box on Terdiman's sets); 0 when
- * count < 2 (no scratch needed); SIZE_MAX when count is too large (VL_ERR_TOO_LARGE) or the size
- * does not fit a size_t. */
+/* Bytes of scratch that vl_box_prune needs for count boxes, whatever the boxes (the most the
+ * banded prune may list: 140 to 170 bytes per box, 1.7 MB for 10k boxes, 15 MB for 100k; a call
+ * touches only what its boxes need, about 60 bytes per box on Terdiman's sets); 0 when count < 2
+ * (no scratch needed); SIZE_MAX when count is too large for the call (VL_ERR_TOO_LARGE) or the
+ * size does not fit a size_t. */
 VL_API size_t vl_box_prune_scratch_size(uint32_t count);
 
-/* The same for vl_box_prune_bipartite_scratch; 0 when na or nb is 0. */
+/* The same for vl_box_prune_bipartite; 0 when na or nb is 0. */
 VL_API size_t vl_box_prune_bipartite_scratch_size(uint32_t na, uint32_t nb);
-
-/* vl_box_prune and vl_box_prune_bipartite on the caller's scratch: nothing allocated but out's
- * growth. scratch: at least the _scratch_size bytes for these counts, aligned to
- * VL_BOX_PRUNE_SCRATCH_ALIGNMENT, not shared with a call running at the same time (NULL is fine
- * where the size is 0). Its contents need no initialisation and mean nothing after the call.
- * Checks in this order: the arguments as vl_box_prune (VL_ERR_INVALID_ARGUMENT, VL_ERR_TOO_LARGE),
- * then the scratch (VL_ERR_INVALID_ARGUMENT when NULL, misaligned or too small where one is
- * needed), then the boxes (VL_ERR_INVALID_BOUNDS); nothing is written to out or scratch on those
- * errors. VL_ERR_OUT_OF_MEMORY only when out cannot grow (out->count unchanged). */
-VL_API vl_status vl_box_prune_scratch(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out, void* scratch,
-                                      size_t scratch_bytes);
-VL_API vl_status vl_box_prune_bipartite_scratch(const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
-                                                vl_pair_buffer* out, void* scratch, size_t scratch_bytes);
-
-/* A box pruner: vl_box_prune and vl_box_prune_bipartite with working storage kept from call to
- * call (grown through the allocator hooks to the largest call made, freed by destroy). Once it
- * has grown, a call allocates nothing but out's growth. One thread at a time per pruner. */
-typedef struct vl_box_pruner vl_box_pruner;
-
-/* Errors: VL_ERR_INVALID_ARGUMENT (out NULL), VL_ERR_OUT_OF_MEMORY (*out is then NULL). */
-VL_API vl_status vl_box_pruner_create(vl_box_pruner** out);
-/* Frees it and its storage; NULL is fine. */
-VL_API void vl_box_pruner_destroy(vl_box_pruner* pruner);
-/* As vl_box_prune and vl_box_prune_bipartite (same pairs, order and errors; VL_ERR_INVALID_ARGUMENT
- * for a NULL pruner). On VL_ERR_OUT_OF_MEMORY out->count is unchanged and the pruner still works. */
-VL_API vl_status vl_box_pruner_prune(vl_box_pruner* pruner, const vl_aabb* boxes, uint32_t count,
-                                     vl_pair_buffer* out);
-VL_API vl_status vl_box_pruner_prune_bipartite(vl_box_pruner* pruner, const vl_aabb* a, uint32_t na,
-                                               const vl_aabb* b, uint32_t nb, vl_pair_buffer* out);
-
-/* ---- parallel box pruning (the task hook and vl_context: volley/tasks.h) ------------------ */
-
-/* vl_box_prune and vl_box_prune_bipartite with the context's job system. The boxes are sorted once
- * on the calling thread (on the axis vl_box_prune picks) into a block that the context keeps;
- * then the sweep, the loop over the sorted boxes, is cut into ranges of sorted positions (about
- * count / 64 boxes each, in multiples of 256, at least 1024; bipartite: of max(na, nb), over a's
- * sorted boxes then b's), each range appending to its own pair list kept in the context, and the
- * lists are appended to out in range order. The sweep is unbanded (the serial calls band it when
- * that pays), so the pairs are the serial call's set, in another order:
- *   - vl_box_prune_parallel: (lower index, higher index), grouped by the box of the pair that
- *     comes first in the sweep order (ascending min on the sweep axis, ties by index), groups in
- *     that order, each group in the sweep order of the other box;
- *   - vl_box_prune_bipartite_parallel: (index in a, index in b), first the pairs of each a-box
- *     with the b-boxes starting at or after it (a-boxes in sweep order, then b-boxes in sweep
- *     order), then those of each b-box with the a-boxes starting strictly after it, likewise.
- * That list depends on the boxes alone: identical for any worker count and job system, and
- * without one. Errors as the serial calls, in the same order, and VL_ERR_INVALID_ARGUMENT for a
- * NULL ctx; on any error out->count and its pairs are unchanged. Memory: the context's block
- * (the _scratch_size bytes of the serial call) and its lists, grown through the allocator hooks (the lists
- * on the job system's threads: the hooks must be thread-safe); a later call with the same boxes
- * allocates nothing but out's growth. One call at a time per context. */
-VL_API vl_status vl_box_prune_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out);
-VL_API vl_status vl_box_prune_bipartite_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b,
-                                                 uint32_t nb, vl_pair_buffer* out);
 
 /* ---- broadphases -------------------------------------------------------------------------- */
 
@@ -131,7 +93,7 @@ typedef enum vl_broadphase_kind {
     /* Box pruning of every box at each commit, diffed against the previous commit's pairs: no
      * per-object state, best when everything moves a lot. */
     VL_BROADPHASE_BOX_PRUNING = 1,
-    /* For a large static world and comparatively few movers (seed 001's static/bipartite SAP): the
+    /* For a large static world and comparatively few movers (Terdiman's static/bipartite SAP): the
      * statics' sorted endpoint arrays are never written by an update; a mover walks its virtual
      * place in them, and the movers among themselves form a plain SAP. Statics come and go best in
      * batches (one merge or compaction, then every mover finds its place again by binary search);
@@ -161,11 +123,15 @@ typedef struct vl_broadphase_desc {
     uint32_t up_axis;
     float cell_size;
     uint32_t grid_cells;
+    /* The context whose job system runs the commits (volley/tasks.h), or NULL: the calling
+     * thread. It must live as long as the broadphase commits, and no other call may run on it
+     * during a commit. */
+    vl_context* context;
 } vl_broadphase_desc;
 
 typedef struct vl_broadphase vl_broadphase;
 
-/* kind VL_BROADPHASE_SAP, no flags, no reservation, grid layout chosen from the boxes. */
+/* kind VL_BROADPHASE_SAP, no flags, no reservation, grid layout chosen from the boxes, no context. */
 VL_API vl_broadphase_desc vl_broadphase_default_desc(void);
 
 /* Creates an empty broadphase. desc NULL means the default desc.
@@ -212,7 +178,7 @@ VL_API vl_status vl_broadphase_add(vl_broadphase* bp, uint32_t* out_handles, con
 VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes,
                                       uint32_t count);
 
-/* Makes the objects static (is_static != 0) or dynamic: pairs between two statics are dropped
+/* Makes the objects static (is_static true) or dynamic: pairs between two statics are dropped
  * (reported deleted at the next commit), pairs with statics that a new dynamic overlaps are found
  * (reported created), and a pair that holds before and after is neither. Objects already in that
  * state are left alone. VL_BROADPHASE_STATIC_SAP flips in place; every other kind as the kind's
@@ -223,7 +189,7 @@ VL_API vl_status vl_broadphase_update(vl_broadphase* bp, const uint32_t* handles
  * the objects are put back as they were, which needs memory again; should that fail too, they are
  * removed (handles dead, pairs reported deleted at the next commit; vl_broadphase_get_box says
  * which). */
-VL_API vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
+VL_API vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static);
 
 /* Removes the objects; their pairs are reported deleted at the next commit. Never allocates.
  * Errors as update (VL_ERR_INVALID_ARGUMENT, VL_ERR_TOO_LARGE, VL_ERR_INVALID_HANDLE,
@@ -233,18 +199,14 @@ VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles
 /* Brings the pair set up to date and appends the pairs that began (created) and ceased (deleted)
  * to overlap since the last commit; either buffer may be NULL. A pair that began and ceased in
  * between is in neither. Buffers given leave with storage (pairs != NULL), even when empty.
+ * With a context (vl_broadphase_desc.context) the work is spread over its workers, with the same
+ * pairs, created and deleted lists, in the same order, for any worker count and without a
+ * context: VL_BROADPHASE_BOX_PRUNING sweeps in ranges as tasks (its sort of the moved boxes, of
+ * the pairs and the diff stay on the calling thread); VL_BROADPHASE_MULTI_SAP plans its movers
+ * and updates its cells as tasks; the other kinds commit on the calling thread.
  * Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, inconsistent buffer), VL_ERR_OUT_OF_MEMORY (buffers
  * and broadphase unchanged; commit again later). */
 VL_API vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
-
-/* vl_broadphase_commit with its work spread over ctx's workers (volley/tasks.h): the same pairs,
- * created and deleted lists, in the same order, for any worker count. VL_BROADPHASE_BOX_PRUNING
- * sweeps in ranges as tasks (its sort of the moved boxes, of the pairs and the diff stay on the
- * calling thread); kinds without a parallel commit run the serial one on the calling thread.
- * Errors as vl_broadphase_commit, and
- * VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
-VL_API vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* bp, vl_pair_buffer* created,
-                                               vl_pair_buffer* deleted);
 
 /* The overlapping pairs as of the last commit (unspecified order; none before the first commit),
  * whatever was added, moved, flipped or removed since; valid until the next call that changes bp;
@@ -254,10 +216,10 @@ VL_API vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* b
  * return the same copy), which each commit grows to the pair count. NULL (and *count 0) when bp
  * is NULL, or when memory ran out both in the last commit's growth of that storage and now (call
  * again later); never NULL otherwise, even with no pairs. */
-VL_API const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count);
+VL_API const vl_pair* vl_broadphase_get_pairs(const vl_broadphase* bp, uint32_t* count);
 
 /* Number of live objects; 0 for NULL. */
-VL_API uint32_t vl_broadphase_count(const vl_broadphase* bp);
+VL_API uint32_t vl_broadphase_get_count(const vl_broadphase* bp);
 
 /* The box of a live object. Errors: VL_ERR_INVALID_ARGUMENT, VL_ERR_INVALID_HANDLE (unknown,
  * removed or stale). */

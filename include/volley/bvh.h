@@ -99,14 +99,25 @@ VL_API vl_bvh_desc vl_bvh_default_desc(void);
  * indices or out, or a count of 0; VL_ERR_INVALID_FLAGS: a desc field out of range;
  * VL_ERR_TOO_LARGE: more than 2^30 triangles (before any vertex or index is read);
  * VL_ERR_INVALID_GEOMETRY: a NaN or infinite coordinate or an index past vertex_count;
- * VL_ERR_OUT_OF_MEMORY. *out is written only on VL_OK. */
+ * VL_ERR_OUT_OF_MEMORY. *out is written only on VL_OK.
+ * exec (volley/tasks.h): NULL, or a context whose job system runs the build: the per-primitive
+ * passes run in pieces as tasks; the top levels are split on the calling thread down to ranges of
+ * at most max(count / (2 workers), 4096) primitives, whose subtrees are then built as tasks and
+ * joined. The tree is identical, bit for bit, to the one built without a context (the same nodes
+ * in the same order, the same primitive order), for any worker count and job system. Memory: a
+ * copy of the nodes (up to 64 bytes per primitive) more while it runs; each subtree's task
+ * allocates its bin sets through the allocator hooks on the job system's thread (the hooks must be
+ * thread-safe, as for queries on several threads; the default ones are). A build takes no caller
+ * scratch: VL_ERR_INVALID_ARGUMENT for an exec with scratch. */
 VL_API vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
-                                        uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out);
+                                        uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out,
+                                        const vl_exec* exec);
 
 /* Builds a tree over count boxes (primitive i is boxes[i]). Infinite bounds are valid.
  * VL_ERR_INVALID_BOUNDS: a NaN bound or min > max; other errors as vl_bvh_build_triangles, in the
  * same order (VL_ERR_INVALID_BOUNDS where that one says VL_ERR_INVALID_GEOMETRY). */
-VL_API vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out);
+VL_API vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out,
+                                   const vl_exec* exec);
 
 /* Frees the tree; NULL is fine. No query may be running on it. */
 VL_API void vl_bvh_destroy(vl_bvh* bvh);
@@ -119,60 +130,66 @@ VL_API vl_status vl_bvh_get_stats(const vl_bvh* bvh, vl_bvh_stats* stats);
  * VL_ERR_INVALID_ARGUMENT for NULL or a broken tree. Debug builds run it after every build. */
 VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
 
-/* Traces count rays as one batch; hits[i] answers rays[i]. flags: VL_RAY_CLOSEST (0), the nearest
- * hit in [tmin, tmax], or VL_RAY_ANY, some hit in [tmin, tmax] (a ray stops at the first one found;
- * hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY, u = v = 0.
- * Scratch memory for the call comes from the allocator hooks, once per call (or from the caller:
- * vl_bvh_raycast_scratch). Small batches (under 4096 rays, or with fewer rays entering the tree's
- * box than one per leaf, counted in one chunk of 128K rays at most: up to about 200K entering rays
- * on a 1.1M-triangle world, at any batch size) trace the top levels of the tree as ray streams and
- * go on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time,
- * with about 96 KB plus 218 bytes per ray (320 KB at most); larger ones run as ray streams, 128K
- * rays at a time, whose lists of 4 rays or fewer go on as the interleaved walks, with 96 KB plus
- * 82 bytes per ray (10.8 MB at most). Batches under 8 rays, and any batch whose scratch cannot be
- * allocated, go one ray at a time without scratch (the same answers).
- * VL_RAY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of more
- * than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid over
- * the tree's box (then a direction octant) and runs as ray streams, at the price of a counting
- * sort, 2 MB plus 6 bytes per ray more scratch, and hits written out of order. Measured on a
- * 1.1M-triangle world, 1M rays, against the same batch ungrouped (walks there): rays from surfaces
- * 1.44x faster, line of sight 1.16x closest hit and 1.18-1.22x any hit; rays from anywhere across
- * the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams both ways:
- * there is no memory traffic to save).
- * VL_RAY_ANY: whether a ray hits is the same on every path, but which hit is reported (prim, t,
+/* Traces count rays as one batch; hits[i] answers rays[i]. flags: VL_QUERY_CLOSEST (0), the
+ * nearest hit in [tmin, tmax], or VL_QUERY_ANY, some hit in [tmin, tmax] (a ray stops at the first
+ * one found; hit.t, prim, u, v describe that one). A miss is prim = VL_NO_HIT, t = INFINITY,
+ * u = v = 0.
+ * How a batch runs: small batches (under 4096 rays, or with fewer rays entering the tree's box than
+ * one per leaf, counted in one chunk of 128K rays at most: up to about 200K entering rays on a
+ * 1.1M-triangle world, at any batch size) trace the top levels of the tree as ray streams and go
+ * on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time;
+ * larger ones run as ray streams, 128K rays at a time, whose lists of 4 rays or fewer go on as the
+ * interleaved walks. Batches under 8 rays go one ray at a time, as vl_bvh_raycast1.
+ * VL_QUERY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of
+ * more than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid
+ * over the tree's box (then a direction octant) and runs as ray streams, at the price of a
+ * counting sort, 2 MB plus 6 bytes per ray more scratch, and hits written out of order. Measured on
+ * a 1.1M-triangle world, 1M rays, against the same batch ungrouped (walks there): rays from
+ * surfaces 1.44x faster, line of sight 1.16x closest hit and 1.18-1.22x any hit; rays from
+ * anywhere across the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams
+ * both ways: there is no memory traffic to save).
+ * exec (volley/tasks.h):
+ * - NULL: the scratch (about 96 KB plus 218 bytes per ray for the walks, 320 KB at most; 96 KB plus
+ *   82 bytes per ray for the streams, 10.8 MB at most) comes from the allocator hooks once per
+ *   call; when it cannot be allocated the batch goes one ray at a time (the same answers);
+ * - exec->scratch: at least vl_bvh_raycast_scratch_size(bvh, count, flags) bytes; the call
+ *   allocates nothing, so that threads with their own buffers (or a frame's arena) never reach the
+ *   hooks;
+ * - exec->context: the batch is cut into blocks of rays whose size depends on count alone (about
+ *   count / 64 rays, 512 to 65536, in multiples of 256), each traced in its worker's scratch.
+ *   Answers are identical, every bit, for any worker count and job system (and without one);
+ *   against the same call without a context, a closest hit can differ only where several
+ *   primitives are hit at exactly the same t (the answer may name another of them; t is equal as a
+ *   number, though on NEON a box hit from inside, t = 0, may be -0 on one path and +0 on the
+ *   other), and an any hit may be another hit of the same ray (hit or miss never differs). The
+ *   first call on a context grows its scratch (workers x the scratch of one block); later calls
+ *   with batches no larger allocate nothing. VL_QUERY_GROUP_BY_ORIGIN changes nothing there
+ *   (blocks are under its 128K rays).
+ * VL_QUERY_ANY: whether a ray hits is the same on every path, but which hit is reported (prim, t,
  * u, v) may differ between the batch's paths (streams, walks) and the one-ray path that
- * vl_bvh_raycast1 and the fallback above take: each reports the first hit its traversal order
- * meets. VL_RAY_CLOSEST answers agree on every path (the same primitive, or one at the same t).
- * Thread-safe on a shared tree.
+ * vl_bvh_raycast1 and the small batches take: each reports the first hit its traversal order
+ * meets. VL_QUERY_CLOSEST answers agree on every path (the same primitive, or one at the same t).
+ * Thread-safe on a shared tree (each thread with its own scratch or context).
  * Statuses, checked in this order (the first found is returned): VL_ERR_INVALID_ARGUMENT for a
  * NULL bvh, rays or hits (with count > 0) and VL_ERR_INVALID_FLAGS for unknown flag bits, both
- * with nothing written; then VL_ERR_INVALID_QUERY when some rays were invalid (see vl_ray): every
- * valid ray is still answered and each invalid one is a miss, however many are invalid and
- * whatever makes each invalid; else VL_OK. count 0 is VL_OK and does nothing. */
-VL_API vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits);
+ * with nothing written; VL_ERR_INVALID_ARGUMENT for an exec with both a context and scratch, or a
+ * scratch that is NULL, misaligned or too small where one is needed (checked before the rays: a
+ * bad scratch wins over invalid rays); then VL_ERR_INVALID_QUERY when some rays were invalid (see
+ * vl_ray): every valid ray is still answered and each invalid one is a miss, however many are
+ * invalid and whatever makes each invalid; else VL_OK. count 0 is VL_OK and does nothing. */
+VL_API vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
+                                const vl_exec* exec);
 
-/* Alignment of the scratch passed to vl_bvh_raycast_scratch. */
-#define VL_BVH_SCRATCH_ALIGNMENT 64u
-
-/* Bytes of scratch that vl_bvh_raycast_scratch needs for a batch of count rays with these flags,
- * whatever the rays (the larger of the two ways a batch may go); 0 when it needs none (count < 8)
- * and for a NULL bvh or unknown flag bits. */
+/* Bytes of scratch that vl_bvh_raycast needs for a batch of count rays with these flags, whatever
+ * the rays (the larger of the two ways a batch may go); 0 when it needs none (count < 8) and for a
+ * NULL bvh or unknown flag bits. */
 VL_API size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags);
 
-/* vl_bvh_raycast on the caller's scratch: the call allocates nothing, so that threads with their
- * own buffers (or a frame's arena) never reach the allocator hooks. scratch: at least
- * vl_bvh_raycast_scratch_size(bvh, count, flags) bytes, aligned to VL_BVH_SCRATCH_ALIGNMENT, not
- * shared with a call running at the same time (it may be NULL when that size is 0). The same
- * answers and statuses as vl_bvh_raycast, and VL_ERR_INVALID_ARGUMENT (nothing written) for a
- * NULL, misaligned or too small scratch where one is needed, checked after the flags and before
- * the rays (a bad scratch wins over invalid rays). */
-VL_API vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
-                                        vl_hit* hits, void* scratch, size_t scratch_bytes);
-
-/* Traces one ray without a batch (no allocation). Same answers as vl_bvh_raycast: the same
- * primitive, or one at the same t where several are hit at one distance. VL_RAY_GROUP_BY_ORIGIN
- * is accepted and changes nothing. VL_ERR_INVALID_QUERY (and a miss) for an invalid ray; other
- * statuses as vl_bvh_raycast. */
+/* Traces one ray without a batch (no allocation, no exec): the path game AI calls most. Same
+ * answers as vl_bvh_raycast: the same primitive, or one at the same t where several are hit at
+ * one distance. flags: VL_QUERY_CLOSEST or VL_QUERY_ANY (VL_QUERY_GROUP_BY_ORIGIN, a hint for
+ * batches, is VL_ERR_INVALID_FLAGS here). VL_ERR_INVALID_QUERY (and a miss) for an invalid ray;
+ * other statuses as vl_bvh_raycast. */
 VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, vl_hit* hit);
 
 /* ---- Sphere and box sweeps -----------------------------------------------------------------
@@ -205,40 +222,31 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * radius >= 0 (sphere) and box.min <= box.max. */
 #define VL_SWEEP_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
 
-/* Sweeps `count` spheres (8 walks of the 4-wide tree interleaved, children opened nearest first,
- * so that one walk's memory fetches land while the others work);
- * hits[i] answers sweeps[i]. flags: VL_RAY_CLOSEST or VL_RAY_ANY (VL_RAY_GROUP_BY_ORIGIN is
- * accepted and changes nothing). Allocates nothing. Thread-safe on a shared tree.
+/* Sweeps count spheres or boxes (8 walks of the 4-wide tree interleaved, children opened nearest
+ * first, so that one walk's memory fetches land while the others work); hits[i] answers
+ * sweeps[i], and contacts[i] describes hits[i] (contacts may be NULL). flags: VL_QUERY_CLOSEST or
+ * VL_QUERY_ANY. A batch of one is the single sweep's walk. Thread-safe on a shared tree.
+ * exec (volley/tasks.h): the sweeps run on the C stack and allocate nothing, with or without a
+ * caller's scratch (vl_bvh_sweep_scratch_size is 0; a scratch given is not read). On a context the
+ * batch is cut into blocks of sweeps whose size depends on count alone (about count / 64 sweeps,
+ * 128 to 4096, in multiples of 64), each swept on its worker. Hits and contacts are identical,
+ * every bit, for any worker count and job system (and without one), and to the call without a
+ * context made block by block. Against one call over the whole batch without a context: hit or
+ * miss did not differ in the tests, but the batch's traversal order decides near ties, so a
+ * closest hit may name another primitive at a t within the sweep tolerance, and an any hit may be
+ * another hit of the same sweep (measured: 8-10% of closest and 26-28% of any answers on 5000
+ * sweeps from anywhere over a terrain world, many of them starting in contact).
  * VL_OK; VL_ERR_INVALID_QUERY when some sweeps were invalid (each answered as a miss, the rest
- * answered); VL_ERR_INVALID_ARGUMENT for a NULL bvh, sweeps or hits with count > 0;
- * VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written).
+ * answered); VL_ERR_INVALID_ARGUMENT for a NULL bvh, sweeps or hits with count > 0, or an exec with
+ * both a context and scratch; VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written).
  * count 0 is VL_OK. */
 VL_API vl_status vl_bvh_sweep_spheres(const vl_bvh* bvh, const vl_sphere_sweep* sweeps, uint32_t count,
-                                      uint32_t flags, vl_hit* hits);
+                                      uint32_t flags, vl_hit* hits, vl_contact* contacts, const vl_exec* exec);
 VL_API vl_status vl_bvh_sweep_boxes(const vl_bvh* bvh, const vl_box_sweep* sweeps, uint32_t count, uint32_t flags,
-                                    vl_hit* hits);
+                                    vl_hit* hits, vl_contact* contacts, const vl_exec* exec);
 
-/* Bytes of scratch the _scratch forms need for count sweeps (spheres or boxes alike); 0 for a
- * NULL bvh, unknown flags or count 0. Aligned to VL_BVH_SCRATCH_ALIGNMENT. */
+/* Bytes of scratch the sweeps need: 0 (they run on the C stack). */
 VL_API size_t vl_bvh_sweep_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags);
-
-/* The batches on the caller's scratch (allocation-free), with optional contacts (contacts may be
- * NULL; else contacts[i] describes hits[i]). Same answers and statuses as the plain forms, and
- * VL_ERR_INVALID_ARGUMENT (nothing written) for a NULL, misaligned or too small scratch. */
-VL_API vl_status vl_bvh_sweep_spheres_scratch(const vl_bvh* bvh, const vl_sphere_sweep* sweeps, uint32_t count,
-                                              uint32_t flags, vl_hit* hits, vl_contact* contacts, void* scratch,
-                                              size_t scratch_bytes);
-VL_API vl_status vl_bvh_sweep_boxes_scratch(const vl_bvh* bvh, const vl_box_sweep* sweeps, uint32_t count,
-                                            uint32_t flags, vl_hit* hits, vl_contact* contacts, void* scratch,
-                                            size_t scratch_bytes);
-
-/* One sweep, no batch, no allocation; contact may be NULL. The same primitive as the batch, or
- * one at the same t. VL_ERR_INVALID_QUERY (and a miss) for an invalid sweep; other statuses as the
- * batches. */
-VL_API vl_status vl_bvh_sweep_sphere1(const vl_bvh* bvh, const vl_sphere_sweep* sweep, uint32_t flags, vl_hit* hit,
-                                      vl_contact* contact);
-VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep, uint32_t flags, vl_hit* hit,
-                                   vl_contact* contact);
 
 /* ---- Overlap queries and refit ---------------------------------------------------------------
  *
@@ -279,42 +287,40 @@ VL_API vl_status vl_bvh_sweep_box1(const vl_bvh* bvh, const vl_box_sweep* sweep,
 /* Relative tolerance of the overlap tests (2^-18). */
 #define VL_BVH_OVERLAP_TOLERANCE 3.814697265625e-6f
 
-/* Batched overlap queries: pairs (i, primitive) for every queries[i] overlapping a primitive are
- * appended to *out (grown through the allocator hooks; out->count is where they start). The batch
- * runs with depth-first move-to-front traversal of the 4-wide tree, 128 queries at a time, lists
- * of 2 or fewer going on as 8 interleaved single-query walks, with its scratch on the C stack
- * (about 47 KB: lists, records and the walks): the call allocates nothing except when out must
- * grow.
+/* Overlap queries: pairs (i, primitive) for every queries[i] overlapping a primitive are appended
+ * to *out (grown through the allocator hooks; out->count is where they start). A batch runs with
+ * depth-first move-to-front traversal of the 4-wide tree, lists of 2 or fewer going on as 8
+ * interleaved single-query walks; a batch of one is the single query's walk.
+ * exec (volley/tasks.h):
+ * - NULL: batches of 128 queries with their scratch on the C stack (about 47 KB: lists, records
+ *   and the walks): the call allocates nothing except when out must grow;
+ * - exec->scratch: batches of 4096 queries on at least vl_bvh_overlap_scratch_size(bvh, count)
+ *   bytes (calls of more than one batch also order their queries spatially, 16384 at a time);
+ * - exec->context: the batch is cut into blocks of queries as the sweeps are, each block run on
+ *   its worker's scratch and appending to its own pair list kept in the context; after the job
+ *   system's finish the blocks' lists are appended to *out in block order. So the pairs are the
+ *   set of the other forms, in this order: by block, and within a block in the order of the
+ *   caller's-scratch form over that block's queries (pair.a is the index in the whole batch). That
+ *   list is identical for any worker count and job system. The first calls on a context grow its
+ *   scratch and its lists (through the hooks, on the job system's threads for the lists: the hooks
+ *   must be thread-safe); a later call with the same tree and batch allocates nothing but out's
+ *   growth.
  * VL_OK; VL_ERR_INVALID_QUERY when some queries were invalid: they get no pair, every valid one is
  * answered; VL_ERR_INVALID_ARGUMENT for a NULL bvh or out, an inconsistent *out (count >
- * capacity, or NULL pairs with a capacity), or NULL queries with count > 0 (nothing written);
- * VL_ERR_OUT_OF_MEMORY when out could not grow (out->count is then as it was); VL_ERR_TOO_LARGE
- * when the pairs would pass 2^32 - 1. count 0 is VL_OK. Thread-safe on a shared tree (each thread
- * with its own out). */
-VL_API vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out);
+ * capacity, or NULL pairs with a capacity), NULL queries with count > 0, an exec with both a
+ * context and scratch, or a scratch that is NULL, misaligned or too small where one is needed
+ * (nothing written); VL_ERR_OUT_OF_MEMORY when out (or a context's lists or scratch) could not grow
+ * (out->count is then as it was); VL_ERR_TOO_LARGE when the pairs would pass 2^32 - 1 (out->count
+ * as it was). count 0 is VL_OK. Thread-safe on a shared tree (each thread with its own out). */
+VL_API vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out,
+                                      const vl_exec* exec);
 VL_API vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count,
-                                        vl_pair_buffer* out);
+                                        vl_pair_buffer* out, const vl_exec* exec);
 
-/* Bytes of scratch that the _scratch forms need for a batch of count queries (boxes or spheres
- * alike): 96 bytes a query for up to 4096 queries (batches run 4096 at a time) plus 1024; 0 for
- * a NULL bvh or count 0. */
+/* Bytes of scratch that the overlaps need on the caller's scratch for a batch of count queries
+ * (boxes or spheres alike): 96 bytes a query for up to 4096 queries plus 1024, and 20 bytes a
+ * query more (up to 16384) for larger batches; 0 for a NULL bvh or count 0. */
 VL_API size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count);
-
-/* The batched forms on the caller's scratch (at least vl_bvh_overlap_scratch_size(bvh, count)
- * bytes, aligned to VL_BVH_SCRATCH_ALIGNMENT, not shared with a call running at the same time):
- * batches of 4096 queries instead of 128. The same pairs and statuses, and VL_ERR_INVALID_ARGUMENT
- * (nothing written) for a NULL, misaligned or too small scratch when count > 0. */
-VL_API vl_status vl_bvh_overlap_boxes_scratch(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count,
-                                              vl_pair_buffer* out, void* scratch, size_t scratch_bytes);
-VL_API vl_status vl_bvh_overlap_spheres_scratch(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count,
-                                                vl_pair_buffer* out, void* scratch, size_t scratch_bytes);
-
-/* One query without a batch: appends (tag, primitive) for every primitive it overlaps, the same
- * set as the batched forms give that query. No allocation unless out must grow. VL_ERR_INVALID_QUERY
- * (nothing appended) for an invalid query; other statuses as vl_bvh_overlap_boxes. */
-VL_API vl_status vl_bvh_overlap_box1(const vl_bvh* bvh, const vl_aabb* query, uint32_t tag, vl_pair_buffer* out);
-VL_API vl_status vl_bvh_overlap_sphere1(const vl_bvh* bvh, const vl_sphere* query, uint32_t tag,
-                                        vl_pair_buffer* out);
 
 /* Refit: the same tree (topology, leaves, primitive order) over moved primitives. xyz holds the
  * tree's vertex_count vertices at their new places, the triangles' indices those of the build.
@@ -326,88 +332,21 @@ VL_API vl_status vl_bvh_overlap_sphere1(const vl_bvh* bvh, const vl_sphere* quer
  * move apart and queries slow; vl_bvh_stats.sah_growth tells by how much (the SAH cost now over
  * the one at build time). Rebuild when it passes about 1.5 (queries then visit about that many
  * more nodes), or at once after motion that scrambles the scene (teleports, explosions).
- * VL_ERR_INVALID_ARGUMENT: NULL bvh or xyz, or a tree of boxes; VL_ERR_INVALID_GEOMETRY: a NaN or
- * infinite coordinate. On any error the tree is unchanged. */
-VL_API vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz);
+ * VL_ERR_INVALID_ARGUMENT: NULL bvh or xyz, a tree of boxes, or an exec with scratch (a refit
+ * allocates nothing and takes none); VL_ERR_INVALID_GEOMETRY: a NaN or infinite coordinate. On any
+ * error the tree is unchanged.
+ * exec: NULL, or a context whose job system runs the refit: the input is checked in blocks as
+ * tasks, then the subtrees at depth 6 (up to 64) are refit as tasks and the nodes above them on the
+ * calling thread; the margin (triangles) and the 4-wide nodes follow in blocks of nodes as tasks.
+ * The tree is identical, every byte of its nodes, node4s and primitives, to the one refit without
+ * a context, for any worker count and job system. Nothing is allocated. */
+VL_API vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz, const vl_exec* exec);
 
 /* Refit of a tree of boxes: boxes[i] is primitive i's new box (as many as the build had).
- * VL_ERR_INVALID_ARGUMENT: NULL bvh or boxes, or a tree of triangles; VL_ERR_INVALID_BOUNDS: a NaN
- * bound or min > max (the tree unchanged). */
-VL_API vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes);
-
-/* ---- parallel forms (the task hook and vl_context: volley/tasks.h) ------------------------- */
-
-/* vl_bvh_raycast with the context's job system: the batch is cut into blocks of rays whose size
- * depends on count alone (about count / 64 rays, 512 to 65536, in multiples of 256), each traced by
- * vl_bvh_raycast_scratch in its worker's scratch. Answers are identical, every bit, for any worker
- * count and job system (and without one); against one vl_bvh_raycast call over the whole batch,
- * a closest hit can differ only where several primitives are hit at exactly the same t (the
- * answer may name another of them; t is equal as a number, though on NEON a box hit from inside,
- * t = 0, may be -0 on one path and +0 on the other), and an any hit may be another hit of the same ray (hit or miss
- * never differs). The first call on a context grows its scratch (workers x the scratch of one
- * block); later calls with batches no larger allocate nothing. VL_RAY_GROUP_BY_ORIGIN is accepted
- * and changes nothing (blocks are under its 128K rays). Statuses as vl_bvh_raycast, and
- * VL_ERR_INVALID_ARGUMENT for a NULL ctx. One call at a time per context. */
-VL_API vl_status vl_bvh_raycast_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_ray* rays, uint32_t count,
-                                         uint32_t flags, vl_hit* hits);
-
-/* vl_bvh_build_triangles / vl_bvh_build_boxes with the context's job system: the per-primitive
- * passes run in pieces as tasks; the top levels are split on the calling thread down to ranges of
- * at most max(count / (2 workers), 4096) primitives, whose subtrees are then built as tasks and
- * joined. The tree is identical, bit for bit, to the serial build's (the same nodes in the same
- * order, the same primitive order), for any worker count and job system. Memory: a copy of the
- * nodes (up to 64 bytes per primitive) more than the serial build while it runs; each subtree's
- * task allocates its bin sets through the allocator hooks on the job system's thread (the hooks
- * must be thread-safe, as for queries on several threads; the default ones are). Errors as the
- * serial builds, and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
-VL_API vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* xyz, uint32_t vertex_count,
-                                                 const uint32_t* indices, uint32_t triangle_count,
-                                                 const vl_bvh_desc* desc, vl_bvh** out);
-VL_API vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count,
-                                             const vl_bvh_desc* desc, vl_bvh** out);
-
-/* vl_bvh_refit_triangles / vl_bvh_refit_boxes with the context's job system: the input is checked
- * in blocks as tasks, then the subtrees at depth 6 (up to 64) are refit as tasks and the nodes above
- * them on the calling thread; the margin (triangles) and the 4-wide nodes follow in blocks of nodes
- * as tasks. The tree is identical, every byte of its nodes, node4s and primitives, to the serial
- * refit's, for any worker count and job system (and without one). Nothing is allocated. Errors as
- * the serial calls (the tree unchanged), and VL_ERR_INVALID_ARGUMENT for a NULL ctx. */
-VL_API vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const float* xyz);
-VL_API vl_status vl_bvh_refit_boxes_parallel(vl_context* ctx, vl_bvh* bvh, const vl_aabb* boxes);
-
-/* vl_bvh_sweep_spheres_scratch / vl_bvh_sweep_boxes_scratch with the context's job system: the
- * batch is cut into blocks of sweeps whose size depends on count alone (about count / 64 sweeps,
- * 128 to 4096, in multiples of 64), each swept by the _scratch form in its worker's scratch;
- * contacts may be NULL (else contacts[i] describes hits[i]). Hits and contacts are identical,
- * every bit, for any worker count and job system (and without one), and to the serial _scratch
- * form called block by block. Against one serial call over the whole batch: hit or miss did not
- * differ in the tests, but the batch's traversal order decides near ties, so a closest hit may
- * name another primitive at a t within the sweep tolerance, and an any hit may be another hit of
- * the same sweep (measured: 8-10% of closest and 26-28% of any answers on 5000 sweeps from
- * anywhere over a terrain world, many of them starting in contact). The first call on a context
- * grows its scratch; later calls with batches no larger allocate nothing. Statuses as the serial
- * forms, and VL_ERR_INVALID_ARGUMENT for a NULL ctx. One call at a time per context. */
-VL_API vl_status vl_bvh_sweep_spheres_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_sphere_sweep* sweeps,
-                                               uint32_t count, uint32_t flags, vl_hit* hits, vl_contact* contacts);
-VL_API vl_status vl_bvh_sweep_boxes_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_box_sweep* sweeps,
-                                             uint32_t count, uint32_t flags, vl_hit* hits, vl_contact* contacts);
-
-/* vl_bvh_overlap_boxes / vl_bvh_overlap_spheres with the context's job system: the batch is cut
- * into blocks of queries as the parallel sweeps are, each block run by the _scratch form in its
- * worker's scratch and appending to its own pair list kept in the context; after the job system's
- * finish the blocks' lists are appended to *out in block order. So the pairs are the serial
- * call's set, in this order: by block, and within a block in the order of the serial _scratch form
- * over that block's queries (pair.a is the index in the whole batch). That list is identical for
- * any worker count and job system. Statuses as the serial forms (VL_ERR_INVALID_QUERY: the invalid
- * queries get no pair, every valid one is answered), and VL_ERR_INVALID_ARGUMENT for a NULL ctx;
- * on VL_ERR_OUT_OF_MEMORY (the context's lists or scratch, or out) and VL_ERR_TOO_LARGE out->count
- * is as it was. The first calls on a context grow its scratch and its lists (through the hooks,
- * on the job system's threads for the lists: the hooks must be thread-safe); a later call with the
- * same tree and batch allocates nothing but out's growth. One call at a time per context. */
-VL_API vl_status vl_bvh_overlap_boxes_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_aabb* queries,
-                                               uint32_t count, vl_pair_buffer* out);
-VL_API vl_status vl_bvh_overlap_spheres_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_sphere* queries,
-                                                 uint32_t count, vl_pair_buffer* out);
+ * VL_ERR_INVALID_ARGUMENT: NULL bvh or boxes, a tree of triangles, or an exec with scratch;
+ * VL_ERR_INVALID_BOUNDS: a NaN bound or min > max (the tree unchanged). exec as
+ * vl_bvh_refit_triangles. */
+VL_API vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes, const vl_exec* exec);
 
 #ifdef __cplusplus
 }

@@ -1,39 +1,43 @@
-/* volley task hook: the user's job system runs volley's work on its own threads.
+/* volley task hook and execution options: where a call runs and on whose memory.
  *
- * volley never starts a thread of its own. A parallel entry point (vl_*_parallel) cuts its work
- * into items (blocks of rays, subtrees of a build or a refit, ranges of a broadphase commit's
- * sweeps), hands them to the user's enqueue callback and waits in the user's finish callback, in
- * the style of Box2D v3's enqueueTask / finishTask. The job system splits [0, item_count) into
- * ranges of at least min_range items (its choice, as it balances) and calls task(start, end,
- * worker_index, task_ctx) once per range, on any threads, with worker_index < worker_count and
- * never two ranges with the same worker_index at once. worker_index picks the per-worker scratch
- * that the context keeps, so that a range allocates nothing.
+ * Every call that can run in parallel or on the caller's memory (builds, refits, ray casts,
+ * sweeps, overlaps, box pruning) takes a last argument `const vl_exec* exec`:
+ * - NULL (or every field zero): the calling thread, scratch from the allocator hooks;
+ * - exec->scratch: the calling thread on the caller's scratch, nothing allocated but the output's
+ *   growth. Each operation's _scratch_size function takes the call's own arguments (the tree, the
+ *   count, the flags) and answers the bytes it needs whatever the queries or boxes: 0 when it needs
+ *   none (or would refuse those arguments), SIZE_MAX when the count is too large for the call or
+ *   the size does not fit a size_t;
+ * - exec->context: the context's job system and its per-worker scratch, kept from call to call.
+ * A broadphase takes its context once, at creation (vl_broadphase_desc.context).
+ *
+ * volley never starts a thread of its own. On a context, a call cuts its work into items (blocks
+ * of rays, subtrees of a build or a refit, ranges of a broadphase commit's sweeps), hands them to
+ * the user's enqueue callback and waits in the user's finish callback, in the style of Box2D v3's
+ * enqueueTask / finishTask. The job system splits [0, item_count) into ranges of at least
+ * min_range items (its choice, as it balances) and calls task(start, end, worker_index, task_ctx)
+ * once per range, on any threads, with worker_index < worker_count and never two ranges with the
+ * same worker_index at once. worker_index picks the per-worker scratch that the context keeps, so
+ * that a range allocates nothing.
  *
  * enqueue returns a handle that volley passes to finish (which returns when every range has run),
  * or NULL: either the job system ran every range itself before returning (Box2D's convention), or
  * it could not take the work; volley counts the items run and, in the second case, runs them all
  * on the calling thread as worker 0. An enqueue that runs some ranges and then returns NULL breaks
- * this contract. Without a hook (a NULL vl_task_system or a NULL enqueue) every parallel entry
- * point runs on the calling thread, exactly as the serial one.
+ * this contract. A context without a hook (a NULL vl_task_system or a NULL enqueue) runs
+ * everything on the calling thread, on the context's memory.
  *
- * Determinism: a parallel entry point cuts its work into items that depend on its input alone,
+ * Determinism: on a context a call cuts its work into items that depend on its input alone,
  * never on worker_count or on the ranges the job system makes, and each item writes its own part
  * of the output, so its answers are identical (every bit of every field) for any worker count,
- * any job system, and without one. See each entry point for how its answers compare with the
- * serial call's.
- *
- * The pattern for a query kind Q with a _scratch form (the sweeps, overlaps and box pruning follow
- * it; the refit and broadphase commits cut their own passes the same way):
- * vl_Q_parallel(vl_context*, same arguments as vl_Q). It validates the whole input first (errors as vl_Q, nothing written), sizes the scratch of one item with
- * vl_Q_scratch_size and grows the context's per-worker area once, cuts the batch into items by a
- * rule of the batch's size, runs vl_Q_scratch on each item in the worker's scratch, and gathers
- * variable-size answers (pair lists) per item, appended to the caller's buffer in item order after
- * finish.
+ * any job system, and without one. Each call says how its answers on a context compare with its
+ * answers without one.
  *
  * A vl_context is not thread-safe: one call at a time on it (one per calling thread). */
 #ifndef VOLLEY_TASKS_H
 #define VOLLEY_TASKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <volley/base.h>
@@ -64,8 +68,21 @@ typedef struct vl_task_system {
     uint32_t worker_count;       /* 1..VL_MAX_WORKERS: worker indices are below it */
 } vl_task_system;
 
-/* A task system and the per-worker scratch of the parallel entry points. */
+/* A task system and the per-worker scratch of the calls that run on it. */
 typedef struct vl_context vl_context;
+
+/* Alignment of a caller's scratch (vl_exec.scratch). */
+#define VL_SCRATCH_ALIGNMENT 64u
+
+/* Where a call runs and on whose memory (see above). At most one of context and scratch is set:
+ * a call given both answers VL_ERR_INVALID_ARGUMENT. scratch must be aligned to
+ * VL_SCRATCH_ALIGNMENT, hold scratch_bytes bytes, and not be in use by a call running at the same
+ * time. */
+typedef struct vl_exec {
+    vl_context* context;
+    void* scratch;
+    size_t scratch_bytes;
+} vl_exec;
 
 /* Creates a context over a copy of *tasks (NULL, or a NULL enqueue: no task system, one worker,
  * everything serial). Errors: VL_ERR_INVALID_ARGUMENT (out NULL; with an enqueue: no finish, or
@@ -76,10 +93,10 @@ VL_API vl_status vl_context_create(const vl_task_system* tasks, vl_context** out
 VL_API void vl_context_destroy(vl_context* ctx);
 
 /* The workers a call may use (1 without a task system); 0 for NULL. */
-VL_API uint32_t vl_context_worker_count(const vl_context* ctx);
+VL_API uint32_t vl_context_get_worker_count(const vl_context* ctx);
 
 /* Bytes of scratch the context holds (it grows to the largest call made on it and stays). */
-VL_API size_t vl_context_scratch_bytes(const vl_context* ctx);
+VL_API size_t vl_context_get_scratch_bytes(const vl_context* ctx);
 
 /* ---- the default job system: a small pthread pool ------------------------------------------- */
 
@@ -97,7 +114,7 @@ VL_API vl_status vl_thread_pool_create(uint32_t worker_count, vl_thread_pool** o
 VL_API void vl_thread_pool_destroy(vl_thread_pool* pool);
 
 /* The pool as a task system for vl_context_create (all zero for NULL). */
-VL_API vl_task_system vl_thread_pool_task_system(vl_thread_pool* pool);
+VL_API vl_task_system vl_thread_pool_get_task_system(vl_thread_pool* pool);
 
 #ifdef __cplusplus
 }

@@ -57,14 +57,14 @@ typedef struct vl_contact {
     float point[3], normal[3];
 } vl_contact;
 
-/* Query flags. */
-#define VL_RAY_CLOSEST 0u /* the nearest hit (default) */
-#define VL_RAY_ANY 1u     /* occlusion: any hit ends the ray; hit.t is the first one found */
-/* A hint for batches of more than 128K rays that do their work near their origins (rays that start
- * on surfaces: bounces, footing, line of sight along the ground): the batch is traced in chunks of
- * rays whose origins lie near each other instead of in the caller's order. Same answers; see
- * vl_bvh_raycast for what it costs and when it pays. */
-#define VL_RAY_GROUP_BY_ORIGIN 2u
+/* Query flags of the ray casts and sweeps (an overlap reports every pair: it takes none). */
+#define VL_QUERY_CLOSEST 0u /* the nearest hit (default) */
+#define VL_QUERY_ANY 1u     /* occlusion: any hit ends the query; hit.t is the first one found */
+/* Ray casts only: a hint for batches of more than 128K rays that do their work near their origins
+ * (rays that start on surfaces: bounces, footing, line of sight along the ground): the batch is
+ * traced in chunks of rays whose origins lie near each other instead of in the caller's order.
+ * Same answers; see vl_bvh_raycast for what it costs and when it pays. */
+#define VL_QUERY_GROUP_BY_ORIGIN 2u
 
 /* Broadphase object flags. */
 #define VL_STATIC 1u /* never moves; static objects never pair with each other */

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/exec.h"
+#include "bvh/exec.h"
 #include "bvh/build_sah.h"
 #include "bvh/primitives.h"
 #include "bvh/refit.h"
@@ -380,25 +382,25 @@ static vl_status build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_
     return VL_OK;
 }
 
+vl_context* vl_bvh_exec_context(const vl_exec* exec, bool* ok) {
+    const vl_exec_mode mode = vl_exec_mode_of(exec);
+    *ok = mode == VL_EXEC_HOOKS || mode == VL_EXEC_CONTEXT;
+    return mode == VL_EXEC_CONTEXT ? exec->context : NULL;
+}
+
 vl_status vl_bvh_build_triangles(const float* xyz, uint32_t vertex_count, const uint32_t* indices,
-                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out) {
-    return build_triangles(xyz, vertex_count, indices, triangle_count, desc, out, NULL);
-}
-
-vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out) {
-    return build_boxes(boxes, count, desc, out, NULL);
-}
-
-vl_status vl_bvh_build_triangles_parallel(vl_context* ctx, const float* xyz, uint32_t vertex_count,
-                                          const uint32_t* indices, uint32_t triangle_count, const vl_bvh_desc* desc,
-                                          vl_bvh** out) {
-    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+                                 uint32_t triangle_count, const vl_bvh_desc* desc, vl_bvh** out, const vl_exec* exec) {
+    bool ok;
+    vl_context* ctx = vl_bvh_exec_context(exec, &ok);
+    if (!ok) return VL_ERR_INVALID_ARGUMENT;
     return build_triangles(xyz, vertex_count, indices, triangle_count, desc, out, ctx);
 }
 
-vl_status vl_bvh_build_boxes_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc,
-                                      vl_bvh** out) {
-    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
+vl_status vl_bvh_build_boxes(const vl_aabb* boxes, uint32_t count, const vl_bvh_desc* desc, vl_bvh** out,
+                             const vl_exec* exec) {
+    bool ok;
+    vl_context* ctx = vl_bvh_exec_context(exec, &ok);
+    if (!ok) return VL_ERR_INVALID_ARGUMENT;
     return build_boxes(boxes, count, desc, out, ctx);
 }
 

@@ -6,8 +6,10 @@
 
 #include "bvh/query_engine.h"
 #include "bvh/query_order.h"
-#include "bvh/traverse_scratch.h"
+#include "bvh/exec.h"
+#include "core/exec.h"
 #include "core/pair_buffer.h"
+#include "core/valid.h"
 #include "simd/overlap_kernels.h"
 
 /* The leaf tests' width: 8 triangles at a time where the hardware has 8 lanes. */
@@ -25,7 +27,7 @@ typedef vl_ovw_prep ov_prep;
 #define VL_OV_STACK_BATCH 128u
 #define VL_OV_SCRATCH_BATCH 4096u
 
-/* Queries ordered at a time by the _scratch forms when a call holds more than one batch. */
+/* Queries ordered at a time on the caller's scratch when a call holds more than one batch. */
 #define VL_OV_ORDER_WINDOW 16384u
 
 /* Where the pairs go: the caller's buffer; record id (at records + VL_OV_RECORD_FLOATS id)
@@ -49,12 +51,6 @@ static inline vl_status ov_room(vl_pair_buffer* out, uint32_t more) {
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
-
-static int box_valid(const vl_aabb* b) {
-    for (int a = 0; a < 3; a++)
-        if (isnan(b->min[a]) || isnan(b->max[a]) || b->min[a] > b->max[a]) return 0;
-    return 1;
-}
 
 static int sphere_valid(const vl_sphere* s) {
     for (int a = 0; a < 3; a++)
@@ -365,7 +361,7 @@ static uint32_t ov_prepare(ov_shape shape, const void* queries, const vl_ov_ctx*
         const uint32_t q = ov_query(ctx, i);
         if (shape == OV_BOXES) {
             const vl_aabb* b = (const vl_aabb*)queries + q;
-            if (!box_valid(b)) continue;
+            if (!vl_box_valid(b)) continue;
             box_record(rec, b);
         } else {
             const vl_sphere* sp = (const vl_sphere*)queries + q;
@@ -431,29 +427,6 @@ static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, 
     return invalid ? VL_ERR_INVALID_QUERY : VL_OK;
 }
 
-static int ov_args_ok(const vl_bvh* bvh, const void* queries, uint32_t count, const vl_pair_buffer* out) {
-    return bvh && vl_pair_buffer_is_valid(out) && (queries || count == 0);
-}
-
-static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
-                          vl_pair_buffer* out) {
-    if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
-    if (count == 0) return VL_OK;
-    _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
-    _Alignas(64) uint32_t arena[16 * VL_OV_STACK_BATCH + 256];
-    _Static_assert(sizeof arena / sizeof arena[0] == 16 * VL_OV_STACK_BATCH + 256, "arena as vl_query_arena_entries");
-    const ov_space sp = {records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH, 0, NULL, NULL};
-    return ov_run(bvh, shape, queries, count, out, &sp);
-}
-
-vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out) {
-    return ov_stack(bvh, OV_BOXES, queries, count, out);
-}
-
-vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count, vl_pair_buffer* out) {
-    return ov_stack(bvh, OV_SPHERES, queries, count, out);
-}
-
 static uint32_t scratch_batch(uint32_t count) { return count < VL_OV_SCRATCH_BATCH ? count : VL_OV_SCRATCH_BATCH; }
 
 /* Queries ordered at a time: none for a call of one batch. */
@@ -473,11 +446,19 @@ size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count) {
            (sizeof(uint64_t) * 2 + sizeof(uint32_t)) * (size_t)w;
 }
 
+/* Batches of VL_OV_STACK_BATCH queries on the C stack. */
+static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+                          vl_pair_buffer* out) {
+    _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
+    _Alignas(64) uint32_t arena[16 * VL_OV_STACK_BATCH + 256];
+    _Static_assert(sizeof arena / sizeof arena[0] == 16 * VL_OV_STACK_BATCH + 256, "arena as vl_query_arena_entries");
+    const ov_space sp = {records, arena, sizeof arena / sizeof arena[0], VL_OV_STACK_BATCH, 0, NULL, NULL};
+    return ov_run(bvh, shape, queries, count, out, &sp);
+}
+
+/* Batches of VL_OV_SCRATCH_BATCH queries on the caller's scratch. */
 static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
-                            vl_pair_buffer* out, void* scratch, size_t bytes) {
-    if (!ov_args_ok(bvh, queries, count, out)) return VL_ERR_INVALID_ARGUMENT;
-    if (count == 0) return VL_OK;
-    if (!vl_bvh_scratch_fits(scratch, bytes, vl_bvh_overlap_scratch_size(bvh, count))) return VL_ERR_INVALID_ARGUMENT;
+                            vl_pair_buffer* out, void* scratch) {
     const uint32_t n = scratch_batch(count), w = order_window(count);
     ov_space sp = {scratch, NULL, arena_words(n), n, w, NULL, NULL};
     sp.arena = (uint32_t*)(sp.records + VL_OV_RECORD_FLOATS * (size_t)n);
@@ -488,37 +469,52 @@ static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queri
     return ov_run(bvh, shape, queries, count, out, &sp);
 }
 
-vl_status vl_bvh_overlap_boxes_scratch(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count,
-                                       vl_pair_buffer* out, void* scratch, size_t scratch_bytes) {
-    return ov_scratch(bvh, OV_BOXES, queries, count, out, scratch, scratch_bytes);
-}
-
-vl_status vl_bvh_overlap_spheres_scratch(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count,
-                                         vl_pair_buffer* out, void* scratch, size_t scratch_bytes) {
-    return ov_scratch(bvh, OV_SPHERES, queries, count, out, scratch, scratch_bytes);
-}
-
-static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query, uint32_t tag, vl_pair_buffer* out) {
-    if (!bvh || !query || !vl_pair_buffer_is_valid(out)) return VL_ERR_INVALID_ARGUMENT;
+/* One query's walk, no batch: its pairs are (0, primitive). */
+static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query, vl_pair_buffer* out) {
     _Alignas(32) float rec[VL_OV_RECORD_FLOATS];
     if (shape == OV_BOXES) {
-        if (!box_valid(query)) return VL_ERR_INVALID_QUERY;
+        if (!vl_box_valid(query)) return VL_ERR_INVALID_QUERY;
         box_record(rec, query);
     } else {
         if (!sphere_valid(query)) return VL_ERR_INVALID_QUERY;
         sphere_record(rec, query);
     }
     const uint32_t start = out->count;
-    vl_ov_ctx ctx = {out, tag, NULL, rec};
+    vl_ov_ctx ctx = {out, 0, NULL, rec};
     vl_status st = ov_single_run(bvh, shape, &ctx);
     if (st != VL_OK) out->count = start;
     return st;
 }
 
-vl_status vl_bvh_overlap_box1(const vl_bvh* bvh, const vl_aabb* query, uint32_t tag, vl_pair_buffer* out) {
-    return ov_single(bvh, OV_BOXES, query, tag, out);
+vl_status vl_bvh_overlap_on(const vl_bvh* bvh, const void* queries, bool spheres, uint32_t count,
+                            vl_pair_buffer* out, void* scratch) {
+    const ov_shape shape = spheres ? OV_SPHERES : OV_BOXES;
+    if (count == 0) return VL_OK;
+    if (scratch) return ov_scratch(bvh, shape, queries, count, out, scratch);
+    return count == 1 ? ov_single(bvh, shape, queries, out) : ov_stack(bvh, shape, queries, count, out);
 }
 
-vl_status vl_bvh_overlap_sphere1(const vl_bvh* bvh, const vl_sphere* query, uint32_t tag, vl_pair_buffer* out) {
-    return ov_single(bvh, OV_SPHERES, query, tag, out);
+static vl_status overlap(const vl_bvh* bvh, const void* queries, bool spheres, uint32_t count, vl_pair_buffer* out,
+                         const vl_exec* exec) {
+    if (!bvh || !vl_pair_buffer_is_valid(out) || (count && !queries)) return VL_ERR_INVALID_ARGUMENT;
+    switch (vl_exec_mode_of(exec)) {
+    case VL_EXEC_HOOKS: return vl_bvh_overlap_on(bvh, queries, spheres, count, out, NULL);
+    case VL_EXEC_CONTEXT: return vl_bvh_overlap_on_context(exec->context, bvh, queries, spheres, count, out);
+    case VL_EXEC_SCRATCH: {
+        const size_t need = vl_bvh_overlap_scratch_size(bvh, count);
+        if (!vl_scratch_fits(exec->scratch, exec->scratch_bytes, need)) return VL_ERR_INVALID_ARGUMENT;
+        return vl_bvh_overlap_on(bvh, queries, spheres, count, out, need ? exec->scratch : NULL);
+    }
+    default: return VL_ERR_INVALID_ARGUMENT;
+    }
+}
+
+vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out,
+                               const vl_exec* exec) {
+    return overlap(bvh, queries, false, count, out, exec);
+}
+
+vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count, vl_pair_buffer* out,
+                                 const vl_exec* exec) {
+    return overlap(bvh, queries, true, count, out, exec);
 }

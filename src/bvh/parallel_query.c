@@ -1,10 +1,11 @@
-/* The parallel sweeps and overlaps: the batch cut into blocks of queries by a rule of its size
- * alone, each block run by the _scratch form in its worker's part of the context's scratch.
- * Sweeps write their own slice of hits and contacts; overlaps append to the block's pair list in
- * the context, and the lists are appended to the caller's buffer in block order afterwards. */
+/* Sweeps and overlaps on a context: the batch cut into blocks of queries by a rule of its size
+ * alone. Sweeps write their own slice of hits and contacts (on the C stack); overlaps run on their
+ * worker's part of the context's scratch, append to the block's pair list in the context, and the
+ * lists are appended to the caller's buffer in block order afterwards. */
 #include <stdatomic.h>
 
 #include "bvh/bvh_internal.h"
+#include "bvh/exec.h"
 #include "bvh/parallel.h"
 #include "core/pair_buffer.h"
 #include "core/tasks.h"
@@ -20,77 +21,39 @@ uint32_t vl_bvh_parallel_query_block(uint32_t count) {
 /* ---- sweeps ----------------------------------------------------------------------------------- */
 
 typedef struct sweep_task {
-    const vl_context* ctx;
     const vl_bvh* bvh;
     const void* sweeps;
     vl_hit* hits;
     vl_contact* contacts;
     uint32_t count, block, flags;
-    int boxes;
-    size_t bytes;       /* scratch of one block */
+    bool boxes;
+    size_t size;        /* of one sweep */
     atomic_int invalid; /* some block answered VL_ERR_INVALID_QUERY */
 } sweep_task;
 
-static vl_status sweep_block(const sweep_task* t, uint32_t first, uint32_t n, void* scratch, size_t bytes) {
-    vl_contact* c = t->contacts ? t->contacts + first : NULL;
-    if (t->boxes)
-        return vl_bvh_sweep_boxes_scratch(t->bvh, (const vl_box_sweep*)t->sweeps + first, n, t->flags, t->hits + first,
-                                          c, scratch, bytes);
-    return vl_bvh_sweep_spheres_scratch(t->bvh, (const vl_sphere_sweep*)t->sweeps + first, n, t->flags,
-                                        t->hits + first, c, scratch, bytes);
-}
-
-/* One block without the context's scratch (a job system that broke the worker_count contract, or
- * no memory for the workers' scratch): the same answers, one sweep at a time. */
-static vl_status sweep_block_alone(const sweep_task* t, uint32_t first, uint32_t n) {
-    int invalid = 0;
-    for (uint32_t i = first; i < first + n; i++) {
-        vl_contact* c = t->contacts ? t->contacts + i : NULL;
-        vl_status st = t->boxes ? vl_bvh_sweep_box1(t->bvh, (const vl_box_sweep*)t->sweeps + i, t->flags, t->hits + i, c)
-                                : vl_bvh_sweep_sphere1(t->bvh, (const vl_sphere_sweep*)t->sweeps + i, t->flags,
-                                                       t->hits + i, c);
-        invalid |= st != VL_OK;
-    }
-    return invalid ? VL_ERR_INVALID_QUERY : VL_OK;
-}
-
 static void sweep_range(uint32_t start, uint32_t end, uint32_t worker, void* arg) {
+    (void)worker; /* the sweeps need no scratch */
     sweep_task* t = arg;
     for (uint32_t b = start; b < end; b++) {
         uint32_t first, n = vl_bvh_block_at(t->count, t->block, b, &first);
-        vl_status st = worker < t->ctx->tasks.worker_count
-                           ? sweep_block(t, first, n, vl_context_worker_scratch(t->ctx, worker), t->bytes)
-                           : sweep_block_alone(t, first, n);
+        vl_status st = vl_bvh_sweep_on(t->bvh, (const char*)t->sweeps + t->size * first, t->boxes, n, t->flags,
+                                       t->hits + first, t->contacts ? t->contacts + first : NULL);
         if (st != VL_OK) atomic_store_explicit(&t->invalid, 1, memory_order_relaxed);
     }
 }
 
-static vl_status sweep_parallel(vl_context* ctx, const vl_bvh* bvh, const void* sweeps, int boxes, uint32_t count,
-                                uint32_t flags, vl_hit* hits, vl_contact* contacts) {
-    if (!ctx || !bvh || (count && (!sweeps || !hits))) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
+vl_status vl_bvh_sweep_on_context(vl_context* ctx, const vl_bvh* bvh, const void* sweeps, bool boxes, uint32_t count,
+                                  uint32_t flags, vl_hit* hits, vl_contact* contacts) {
     if (count == 0) return VL_OK;
     sweep_task t;
-    t.ctx = ctx, t.bvh = bvh, t.sweeps = sweeps, t.hits = hits, t.contacts = contacts;
+    t.bvh = bvh, t.sweeps = sweeps, t.hits = hits, t.contacts = contacts;
     t.count = count, t.flags = flags, t.boxes = boxes;
+    t.size = boxes ? sizeof(vl_box_sweep) : sizeof(vl_sphere_sweep);
     t.block = vl_bvh_parallel_query_block(count);
     if (t.block > count) t.block = count;
-    t.bytes = vl_bvh_sweep_scratch_size(bvh, t.block, flags);
     atomic_init(&t.invalid, 0);
-    const uint32_t blocks = vl_bvh_block_count(count, t.block);
-    if (vl_context_reserve(ctx, t.bytes) != VL_OK) return sweep_block_alone(&t, 0, count);
-    vl_tasks_run(ctx, sweep_range, blocks, 1, &t);
+    vl_tasks_run(ctx, sweep_range, vl_bvh_block_count(count, t.block), 1, &t);
     return atomic_load_explicit(&t.invalid, memory_order_relaxed) ? VL_ERR_INVALID_QUERY : VL_OK;
-}
-
-vl_status vl_bvh_sweep_spheres_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_sphere_sweep* sweeps,
-                                        uint32_t count, uint32_t flags, vl_hit* hits, vl_contact* contacts) {
-    return sweep_parallel(ctx, bvh, sweeps, 0, count, flags, hits, contacts);
-}
-
-vl_status vl_bvh_sweep_boxes_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_box_sweep* sweeps, uint32_t count,
-                                      uint32_t flags, vl_hit* hits, vl_contact* contacts) {
-    return sweep_parallel(ctx, bvh, sweeps, 1, count, flags, hits, contacts);
 }
 
 /* ---- overlaps --------------------------------------------------------------------------------- */
@@ -100,8 +63,8 @@ typedef struct overlap_task {
     const vl_bvh* bvh;
     const void* queries;
     uint32_t count, block;
-    int spheres;
-    size_t bytes;       /* scratch of one block */
+    bool spheres;
+    size_t size;        /* of one query */
     atomic_int invalid; /* some block answered VL_ERR_INVALID_QUERY */
     atomic_int failed;  /* the worst other status of a block (0: none) */
 } overlap_task;
@@ -113,16 +76,10 @@ static void overlap_range(uint32_t start, uint32_t end, uint32_t worker, void* a
         vl_pair_buffer* list = &t->ctx->lists[b];
         list->count = 0;
         vl_status st;
-        if (worker < t->ctx->tasks.worker_count) {
-            void* scratch = vl_context_worker_scratch(t->ctx, worker);
-            st = t->spheres ? vl_bvh_overlap_spheres_scratch(t->bvh, (const vl_sphere*)t->queries + first, n, list,
-                                                             scratch, t->bytes)
-                            : vl_bvh_overlap_boxes_scratch(t->bvh, (const vl_aabb*)t->queries + first, n, list,
-                                                           scratch, t->bytes);
-        } else { /* a job system that broke the worker_count contract: the stack batches, the same pairs */
-            st = t->spheres ? vl_bvh_overlap_spheres(t->bvh, (const vl_sphere*)t->queries + first, n, list)
-                            : vl_bvh_overlap_boxes(t->bvh, (const vl_aabb*)t->queries + first, n, list);
-        }
+        const void* queries = (const char*)t->queries + t->size * first;
+        /* a job system that broke the worker_count contract: the stack batches, the same pairs */
+        void* scratch = worker < t->ctx->tasks.worker_count ? vl_context_worker_scratch(t->ctx, worker) : NULL;
+        st = vl_bvh_overlap_on(t->bvh, queries, t->spheres, n, list, scratch);
         if (st == VL_ERR_INVALID_QUERY)
             atomic_store_explicit(&t->invalid, 1, memory_order_relaxed);
         else if (st != VL_OK)
@@ -130,19 +87,19 @@ static void overlap_range(uint32_t start, uint32_t end, uint32_t worker, void* a
     }
 }
 
-static vl_status overlap_parallel(vl_context* ctx, const vl_bvh* bvh, const void* queries, int spheres,
-                                  uint32_t count, vl_pair_buffer* out) {
-    if (!ctx || !bvh || !vl_pair_buffer_is_valid(out) || (count && !queries)) return VL_ERR_INVALID_ARGUMENT;
+vl_status vl_bvh_overlap_on_context(vl_context* ctx, const vl_bvh* bvh, const void* queries, bool spheres,
+                                    uint32_t count, vl_pair_buffer* out) {
     if (count == 0) return VL_OK;
     overlap_task t;
     t.ctx = ctx, t.bvh = bvh, t.queries = queries, t.count = count, t.spheres = spheres;
+    t.size = spheres ? sizeof(vl_sphere) : sizeof(vl_aabb);
     t.block = vl_bvh_parallel_query_block(count);
     if (t.block > count) t.block = count;
-    t.bytes = vl_bvh_overlap_scratch_size(bvh, t.block);
+    const size_t bytes = vl_bvh_overlap_scratch_size(bvh, t.block);
     atomic_init(&t.invalid, 0);
     atomic_init(&t.failed, 0);
     const uint32_t blocks = vl_bvh_block_count(count, t.block);
-    vl_status st = vl_context_reserve(ctx, t.bytes);
+    vl_status st = vl_context_reserve(ctx, bytes);
     if (st == VL_OK) st = vl_context_reserve_lists(ctx, blocks);
     if (st != VL_OK) return st;
     vl_tasks_run(ctx, overlap_range, blocks, 1, &t);
@@ -156,14 +113,4 @@ static vl_status overlap_parallel(vl_context* ctx, const vl_bvh* bvh, const void
     st = vl_context_gather_lists(ctx, blocks, out);
     if (st != VL_OK) return st;
     return atomic_load_explicit(&t.invalid, memory_order_relaxed) ? VL_ERR_INVALID_QUERY : VL_OK;
-}
-
-vl_status vl_bvh_overlap_boxes_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_aabb* queries, uint32_t count,
-                                        vl_pair_buffer* out) {
-    return overlap_parallel(ctx, bvh, queries, 0, count, out);
-}
-
-vl_status vl_bvh_overlap_spheres_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_sphere* queries,
-                                          uint32_t count, vl_pair_buffer* out) {
-    return overlap_parallel(ctx, bvh, queries, 1, count, out);
 }

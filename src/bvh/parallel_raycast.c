@@ -1,8 +1,9 @@
-/* vl_bvh_raycast_parallel: the batch cut into blocks of rays by a rule of its size alone, each
- * block traced by vl_bvh_raycast_scratch in its worker's part of the context's scratch. */
+/* vl_bvh_raycast on a context: the batch cut into blocks of rays by a rule of its size alone, each
+ * block traced on its worker's part of the context's scratch. */
 #include <stdatomic.h>
 
 #include "bvh/bvh_internal.h"
+#include "bvh/exec.h"
 #include "bvh/parallel.h"
 #include "core/tasks.h"
 
@@ -30,18 +31,16 @@ static void raycast_range(uint32_t start, uint32_t end, uint32_t worker, void* a
         uint32_t first, n = vl_bvh_block_at(t->count, t->block, b, &first);
         vl_status st;
         if (worker < t->ctx->tasks.worker_count)
-            st = vl_bvh_raycast_scratch(t->bvh, t->rays + first, n, t->flags, t->hits + first,
-                                        vl_context_worker_scratch(t->ctx, worker), t->bytes);
+            st = vl_bvh_raycast_on(t->bvh, t->rays + first, n, t->flags, t->hits + first,
+                                   t->bytes ? vl_context_worker_scratch(t->ctx, worker) : NULL);
         else /* a job system that broke the worker_count contract: the same answers, scratch from the hooks */
-            st = vl_bvh_raycast(t->bvh, t->rays + first, n, t->flags, t->hits + first);
+            st = vl_bvh_raycast_on(t->bvh, t->rays + first, n, t->flags, t->hits + first, NULL);
         if (st != VL_OK) atomic_store_explicit(&t->invalid, 1, memory_order_relaxed);
     }
 }
 
-vl_status vl_bvh_raycast_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_ray* rays, uint32_t count,
-                                  uint32_t flags, vl_hit* hits) {
-    if (!ctx || !bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~(VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)) return VL_ERR_INVALID_FLAGS;
+vl_status vl_bvh_raycast_on_context(vl_context* ctx, const vl_bvh* bvh, const vl_ray* rays, uint32_t count,
+                                    uint32_t flags, vl_hit* hits) {
     if (count == 0) return VL_OK;
     raycast_task t;
     t.ctx = ctx, t.bvh = bvh, t.rays = rays, t.hits = hits;
@@ -57,7 +56,7 @@ vl_status vl_bvh_raycast_parallel(vl_context* ctx, const vl_bvh* bvh, const vl_r
         vl_status worst = VL_OK;
         for (uint32_t b = 0; b < blocks; b++) {
             uint32_t first, n = vl_bvh_block_at(count, t.block, b, &first);
-            if (vl_bvh_raycast(bvh, rays + first, n, flags, hits + first) != VL_OK) worst = VL_ERR_INVALID_QUERY;
+            if (vl_bvh_raycast_on(bvh, rays + first, n, flags, hits + first, NULL) != VL_OK) worst = VL_ERR_INVALID_QUERY;
         }
         return worst;
     }

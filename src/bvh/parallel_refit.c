@@ -1,4 +1,4 @@
-/* vl_bvh_refit_triangles_parallel / vl_bvh_refit_boxes_parallel: the input checked in blocks as
+/* vl_bvh_refit_triangles / vl_bvh_refit_boxes on a context: the input checked in blocks as
  * tasks; the subtrees at a fixed depth refit as tasks, the few nodes above them on the calling
  * thread; then (triangles) the margin and the node4s over blocks of nodes as tasks. Every node
  * goes through the serial refit's steps (refit.c), after its children for the first pass and
@@ -7,6 +7,7 @@
 #include <float.h>
 #include <stdatomic.h>
 
+#include "bvh/exec.h"
 #include "bvh/parallel.h"
 #include "bvh/refit.h"
 #include "core/tasks.h"
@@ -120,8 +121,7 @@ static int refit_binary(const vl_context* ctx, refit_task* t, vl_bvh* bvh, vl_re
     return 1;
 }
 
-vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const float* xyz) {
-    if (!ctx || !bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
+vl_status vl_bvh_refit_triangles_on_context(vl_context* ctx, vl_bvh* bvh, const float* xyz) {
     refit_task t;
     vl_refit_walk top = {xyz, NULL, {0}, {0}};
     vl_refit_walk_init(&top);
@@ -133,8 +133,7 @@ vl_status vl_bvh_refit_triangles_parallel(vl_context* ctx, vl_bvh* bvh, const fl
     return VL_OK;
 }
 
-vl_status vl_bvh_refit_boxes_parallel(vl_context* ctx, vl_bvh* bvh, const vl_aabb* boxes) {
-    if (!ctx || !bvh || !boxes || bvh->kind != VL_BVH_BOXES) return VL_ERR_INVALID_ARGUMENT;
+vl_status vl_bvh_refit_boxes_on_context(vl_context* ctx, vl_bvh* bvh, const vl_aabb* boxes) {
     refit_task t;
     vl_refit_walk top = {NULL, boxes, {0}, {0}};
     vl_refit_walk_init(&top);

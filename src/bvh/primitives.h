@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "bvh/bvh_internal.h"
+#include "core/valid.h"
 
 /* A ray as the traversals keep it, 12 floats (48 bytes, 16-byte aligned), read as three quads:
  * [origin, tmin] [inv_dir, tmax] [dir, tmax]. tmax is kept twice so that the node test and the
@@ -15,16 +16,6 @@
  * (any-hit after its hit, or an invalid ray) has tmax = -1, which no test passes. */
 #define VL_RAYREC_FLOATS 12u
 enum { VL_RR_TMIN = 3, VL_RR_INV = 4, VL_RR_TMAX = 7, VL_RR_DIR = 8, VL_RR_TMAX2 = 11 };
-
-/* Whether a caller's ray is valid (see vl_ray). */
-static inline int vl_bvh_ray_valid(const vl_ray* r) {
-    int moves = 0;
-    for (int a = 0; a < 3; a++) {
-        if (!isfinite(r->origin[a]) || !isfinite(r->dir[a])) return 0;
-        moves |= fabsf(r->dir[a]) >= FLT_MIN;
-    }
-    return moves && r->tmin >= 0.0f && r->tmin <= r->tmax; /* false for NaN tmin or tmax */
-}
 
 /* The direction every test uses: components under FLT_MIN in magnitude (denormals) count as 0,
  * so that box and triangle tests agree on a parallel axis. */

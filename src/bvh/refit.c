@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "bvh/exec.h"
+#include "core/valid.h"
 #include "bvh/primitives.h"
 #include "bvh/refit.h"
 
@@ -127,10 +129,7 @@ int vl_bvh_refit_coords_ok(const float* xyz, size_t first, size_t end) {
 }
 
 int vl_bvh_refit_boxes_ok(const vl_aabb* boxes, uint32_t first, uint32_t end) {
-    for (uint32_t i = first; i < end; i++)
-        for (int a = 0; a < 3; a++)
-            if (isnan(boxes[i].min[a]) || isnan(boxes[i].max[a]) || boxes[i].min[a] > boxes[i].max[a]) return 0;
-    return 1;
+    return vl_boxes_valid(boxes, first, end);
 }
 
 void vl_refit_walk_init(vl_refit_walk* w) {
@@ -155,8 +154,11 @@ void vl_bvh_refit_checked(const vl_bvh* bvh) {
 #endif
 }
 
-vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz) {
-    if (!bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
+vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz, const vl_exec* exec) {
+    bool ok;
+    vl_context* ctx = vl_bvh_exec_context(exec, &ok);
+    if (!ok || !bvh || !xyz || bvh->kind != VL_BVH_TRIANGLES || !bvh->corners) return VL_ERR_INVALID_ARGUMENT;
+    if (ctx) return vl_bvh_refit_triangles_on_context(ctx, bvh, xyz);
     if (!vl_bvh_refit_coords_ok(xyz, 0, 3 * (size_t)bvh->vertex_count)) return VL_ERR_INVALID_GEOMETRY;
 
     vl_refit_walk w = {.xyz = xyz};
@@ -170,8 +172,11 @@ vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz) {
     return VL_OK;
 }
 
-vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes) {
-    if (!bvh || !boxes || bvh->kind != VL_BVH_BOXES) return VL_ERR_INVALID_ARGUMENT;
+vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes, const vl_exec* exec) {
+    bool ok;
+    vl_context* ctx = vl_bvh_exec_context(exec, &ok);
+    if (!ok || !bvh || !boxes || bvh->kind != VL_BVH_BOXES) return VL_ERR_INVALID_ARGUMENT;
+    if (ctx) return vl_bvh_refit_boxes_on_context(ctx, bvh, boxes);
     if (!vl_bvh_refit_boxes_ok(boxes, 0, bvh->prim_count)) return VL_ERR_INVALID_BOUNDS;
 
     vl_refit_walk w = {.boxes = boxes};

@@ -9,6 +9,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "core/valid.h"
 #include "bvh/sweep.h"
 
 #define VL_NO_TIME (-1.0)
@@ -27,25 +28,16 @@ static void cross3(const double a[3], const double b[3], double o[3]) {
 
 /* ---- queries ---------------------------------------------------------------------------- */
 
-static int dir_valid(const float d[3]) {
-    int moves = 0;
-    for (int a = 0; a < 3; a++) {
-        if (!isfinite(d[a])) return 0;
-        moves |= fabsf(d[a]) >= FLT_MIN;
-    }
-    return moves;
-}
-
 int vl_sweep_sphere_valid(const vl_sphere_sweep* s) {
     for (int a = 0; a < 3; a++)
         if (!isfinite(s->center[a])) return 0;
-    return dir_valid(s->dir) && isfinite(s->radius) && s->radius >= 0.0f && s->tmax >= 0.0f; /* NaN fails */
+    return vl_dir_valid(s->dir) && isfinite(s->radius) && s->radius >= 0.0f && s->tmax >= 0.0f; /* NaN fails */
 }
 
 int vl_sweep_box_valid(const vl_box_sweep* s) {
     for (int a = 0; a < 3; a++)
-        if (!isfinite(s->box.min[a]) || !isfinite(s->box.max[a]) || !(s->box.min[a] <= s->box.max[a])) return 0;
-    return dir_valid(s->dir) && s->tmax >= 0.0f;
+        if (!isfinite(s->box.min[a]) || !isfinite(s->box.max[a])) return 0;
+    return vl_box_valid(&s->box) && vl_dir_valid(s->dir) && s->tmax >= 0.0f;
 }
 
 static void query_dir(vl_sweep_query* q, const float d[3], float tmax) {

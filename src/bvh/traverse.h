@@ -4,8 +4,8 @@
 
 #include "bvh/primitives.h"
 
-/* The flag bits the raycasts know. */
-#define VL_BVH_RAY_FLAGS (VL_RAY_ANY | VL_RAY_GROUP_BY_ORIGIN)
+/* The flag bits the batched ray casts know (vl_bvh_raycast1: VL_QUERY_ANY only). */
+#define VL_BVH_RAY_FLAGS (VL_QUERY_ANY | VL_QUERY_GROUP_BY_ORIGIN)
 
 /* Trees of this many bytes or more outgrow the cache: there the interleaved walks fetch each
  * walk's next visit a round ahead. 24 MiB: on worlds of 46 and 85 MB it gained 8-12% and 16-27%,

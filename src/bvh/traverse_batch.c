@@ -1,5 +1,4 @@
-/* The batched raycasts' entry points: vl_bvh_raycast, vl_bvh_raycast_scratch and
- * vl_bvh_raycast_scratch_size. A batch is checked, planned (traverse_plan.h), given its scratch
+/* The ray casts' entry point, vl_bvh_raycast, and its scratch size. A batch is checked, planned (traverse_plan.h), given its scratch
  * (traverse_scratch.h) and traced chunk by chunk: the chunk's records made (traverse_chunk.h),
  * then walks from seeds (traverse_seed.h) or ray streams (traverse_stream.h). */
 #include <string.h>
@@ -9,12 +8,15 @@
 #include "bvh/traverse_scratch.h"
 #include "bvh/traverse_seed.h"
 #include "bvh/traverse_stream.h"
+#include "bvh/exec.h"
 #include "core/alloc.h"
+#include "core/exec.h"
 
 /* The batch one ray at a time, without scratch. */
 static vl_status raycast_one_by_one(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
                                     vl_hit* hits) {
     vl_status status = VL_OK;
+    flags &= VL_QUERY_ANY; /* the single ray takes no batch hint */
     for (uint32_t i = 0; i < count; i++)
         if (vl_bvh_raycast1(bvh, &rays[i], flags, &hits[i]) != VL_OK) status = VL_ERR_INVALID_QUERY;
     return status;
@@ -23,7 +25,7 @@ static vl_status raycast_one_by_one(const vl_bvh* bvh, const vl_ray* rays, uint3
 /* The batch traced as planned in `block` (vl_bvh_scratch_bytes(p, count) bytes, 64-byte aligned). */
 static vl_status trace_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
                              const vl_bvh_plan* p, void* block) {
-    const int any_hit = (flags & VL_RAY_ANY) != 0;
+    const int any_hit = (flags & VL_QUERY_ANY) != 0;
     const uint32_t chunk = p->chunk;
     const vl_bvh_scratch s = vl_bvh_scratch_parts(p, count, block);
     vl_status status = VL_OK;
@@ -52,21 +54,13 @@ static vl_status trace_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t cou
     return status;
 }
 
-static vl_status check_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags,
-                             const vl_hit* hits) {
-    if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~VL_BVH_RAY_FLAGS) return VL_ERR_INVALID_FLAGS;
-    return VL_OK;
-}
-
 /* Rays of a batch whose rays and answers are fetched before the call plans: a small batch's lines
  * are new to the cache, in a call too short for the hardware prefetcher to run ahead of them
  * (batches of 64 out of 1M rays: bunny line of sight +5.8%, random +3.5%, random any hit +2.1%,
  * line of sight any hit +1.2%, world random +3.7%; batches of 1024 +0.9%). */
 #define VL_FETCH_RAYS 256u
 
-/* The plan of a checked batch of at least VL_WALKS / 2 rays, its first rays fetched meanwhile: both
- * entry points start this way. */
+/* The plan of a checked batch of at least VL_WALKS / 2 rays, its first rays fetched meanwhile. */
 static vl_bvh_plan plan_call(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits) {
     const size_t n = count < VL_FETCH_RAYS ? count : VL_FETCH_RAYS;
     for (size_t b = 0; b < sizeof(vl_ray) * n; b += 64) __builtin_prefetch((const char*)rays + b);
@@ -74,17 +68,34 @@ static vl_bvh_plan plan_call(const vl_bvh* bvh, const vl_ray* rays, uint32_t cou
     return vl_bvh_plan_batch(bvh, rays, count, flags);
 }
 
-vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits) {
-    vl_status status = check_batch(bvh, rays, count, flags, hits);
-    if (status != VL_OK) return status;
+vl_status vl_bvh_raycast_on(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
+                            void* scratch) {
     if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits); /* too few to interleave */
     const vl_bvh_plan p = plan_call(bvh, rays, count, flags, hits);
+    if (scratch) return trace_batch(bvh, rays, count, flags, hits, &p, scratch);
     const size_t bytes = vl_bvh_scratch_bytes(&p, count);
     void* block = vl_mem_alloc(bytes);
     if (!block) return raycast_one_by_one(bvh, rays, count, flags, hits); /* slower, same answers */
-    status = trace_batch(bvh, rays, count, flags, hits, &p, block);
+    vl_status status = trace_batch(bvh, rays, count, flags, hits, &p, block);
     vl_mem_free(block, bytes);
     return status;
+}
+
+vl_status vl_bvh_raycast(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
+                         const vl_exec* exec) {
+    if (!bvh || (count && (!rays || !hits))) return VL_ERR_INVALID_ARGUMENT;
+    if (flags & ~VL_BVH_RAY_FLAGS) return VL_ERR_INVALID_FLAGS;
+    switch (vl_exec_mode_of(exec)) {
+    case VL_EXEC_HOOKS: return vl_bvh_raycast_on(bvh, rays, count, flags, hits, NULL);
+    case VL_EXEC_CONTEXT: return vl_bvh_raycast_on_context(exec->context, bvh, rays, count, flags, hits);
+    case VL_EXEC_SCRATCH: {
+        /* checked against the size for any rays, so that whether a call is refused never depends on them */
+        const size_t need = vl_bvh_raycast_scratch_size(bvh, count, flags);
+        if (!vl_scratch_fits(exec->scratch, exec->scratch_bytes, need)) return VL_ERR_INVALID_ARGUMENT;
+        return vl_bvh_raycast_on(bvh, rays, count, flags, hits, need ? exec->scratch : NULL);
+    }
+    default: return VL_ERR_INVALID_ARGUMENT;
+    }
 }
 
 size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t flags) {
@@ -92,16 +103,4 @@ size_t vl_bvh_raycast_scratch_size(const vl_bvh* bvh, uint32_t count, uint32_t f
     const vl_bvh_plan walks = vl_bvh_plan_way(count, flags, 1), streams = vl_bvh_plan_way(count, flags, 0);
     const size_t a = vl_bvh_scratch_bytes(&walks, count), b = vl_bvh_scratch_bytes(&streams, count);
     return a > b ? a : b;
-}
-
-vl_status vl_bvh_raycast_scratch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags, vl_hit* hits,
-                                 void* scratch, size_t scratch_bytes) {
-    vl_status status = check_batch(bvh, rays, count, flags, hits);
-    if (status != VL_OK) return status;
-    if (count < VL_WALKS / 2) return raycast_one_by_one(bvh, rays, count, flags, hits);
-    /* checked against the size for any rays, so that whether a call is refused never depends on them */
-    if (!vl_bvh_scratch_fits(scratch, scratch_bytes, vl_bvh_raycast_scratch_size(bvh, count, flags)))
-        return VL_ERR_INVALID_ARGUMENT;
-    const vl_bvh_plan p = plan_call(bvh, rays, count, flags, hits);
-    return trace_batch(bvh, rays, count, flags, hits, &p, scratch);
 }

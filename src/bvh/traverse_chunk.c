@@ -68,7 +68,7 @@ vl_status vl_bvh_load_chunk(const vl_ray* rays, uint32_t base, const uint32_t* o
     for (; i < len; i++) { /* the last few one at a time */
         const vl_ray* ray = &rays[order ? order[i] : base + i];
         float* r = rec + VL_RAYREC_FLOATS * (size_t)i;
-        if (vl_bvh_ray_valid(ray)) {
+        if (vl_ray_valid(ray)) {
             flat_any |= vl_bvh_rayrec_set(r, ray);
             idx[n++] = i;
         } else {

@@ -18,16 +18,16 @@ static uint32_t rays_entering(const vl_bvh* bvh, const vl_ray* rays, uint32_t co
     for (uint32_t i = 0; i < count; i += step, sampled++) {
         _Alignas(16) float rec[VL_RAYREC_FLOATS];
         float t;
-        if (!vl_bvh_ray_valid(&rays[i])) continue;
+        if (!vl_ray_valid(&rays[i])) continue;
         const int parallel = vl_bvh_rayrec_set(rec, &rays[i]) != 0;
         in += (uint32_t)vl_bvh_ray_box(rec, root->min, root->max, rec[VL_RR_TMAX], parallel, &t);
     }
     return (uint32_t)((uint64_t)count * in / sampled);
 }
 
-/* Whether a batch is traced by origin, in chunks of VL_STREAM_CHUNK (bvh.h: VL_RAY_GROUP_BY_ORIGIN). */
+/* Whether a batch is traced by origin, in chunks of VL_STREAM_CHUNK (bvh.h: VL_QUERY_GROUP_BY_ORIGIN). */
 static int grouped_batch(uint32_t count, uint32_t flags) {
-    return (flags & VL_RAY_GROUP_BY_ORIGIN) && count > VL_STREAM_CHUNK;
+    return (flags & VL_QUERY_GROUP_BY_ORIGIN) && count > VL_STREAM_CHUNK;
 }
 
 vl_bvh_plan vl_bvh_plan_way(uint32_t count, uint32_t flags, int walks) {

@@ -1,6 +1,5 @@
-/* Where a planned batch keeps its scratch: one block, 64-byte aligned, from the allocator hooks
- * or the caller (vl_bvh_raycast_scratch); and the check of a caller's scratch that every
- * _scratch entry point (rays, sweeps, overlaps) makes. */
+/* Where a planned batch of rays keeps its scratch: one block, 64-byte aligned, from the allocator
+ * hooks, the caller or a context. */
 #ifndef VL_BVH_TRAVERSE_SCRATCH_H
 #define VL_BVH_TRAVERSE_SCRATCH_H
 
@@ -19,12 +18,6 @@ typedef struct vl_bvh_scratch {
     uint32_t* masks;    /* chunk / 2 + 2 entries */
     uint32_t* seeds;    /* walks: vl_bvh_seed_bytes(chunk) bytes */
 } vl_bvh_scratch;
-
-/* Whether the caller's scratch of `bytes` can hold `need` bytes: not NULL, aligned to
- * VL_BVH_SCRATCH_ALIGNMENT and large enough. */
-static inline int vl_bvh_scratch_fits(const void* scratch, size_t bytes, size_t need) {
-    return scratch && (uintptr_t)scratch % VL_BVH_SCRATCH_ALIGNMENT == 0 && bytes >= need;
-}
 
 /* Bytes of the block of the plan p for a batch of count rays. */
 size_t vl_bvh_scratch_bytes(const vl_bvh_plan* p, uint32_t count);

@@ -14,12 +14,12 @@ static inline void walk_visit(const vl_bvh* bvh, vl_ray1* r, const float* rec, v
 
 vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t flags, vl_hit* hit) {
     if (!bvh || !ray || !hit) return VL_ERR_INVALID_ARGUMENT;
-    if (flags & ~VL_BVH_RAY_FLAGS) return VL_ERR_INVALID_FLAGS;
+    if (flags & ~VL_QUERY_ANY) return VL_ERR_INVALID_FLAGS;
     *hit = vl_bvh_miss();
-    if (!vl_bvh_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
+    if (!vl_ray_valid(ray)) return VL_ERR_INVALID_QUERY;
     _Alignas(16) float rec[VL_RAYREC_FLOATS];
     vl_ray1 r;
-    vl_ray1_load_leaf(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, (flags & VL_RAY_ANY) != 0);
+    vl_ray1_load_leaf(&r, rec, vl_bvh_rayrec_set(rec, ray) != 0, (flags & VL_QUERY_ANY) != 0);
     vl_ray1_load_slab(&r, rec);
     vl_stack1 stack;
     vl_visit at = {0, 0}; /* from the root's children */

@@ -77,7 +77,7 @@ vl_status vl_set_allocator(const vl_allocator* allocator) {
 
 vl_allocator vl_get_allocator(void) { return g_allocator; }
 
-size_t vl_bytes_in_use(void) { return atomic_load_explicit(&g_bytes_in_use, memory_order_relaxed); }
+size_t vl_get_bytes_in_use(void) { return atomic_load_explicit(&g_bytes_in_use, memory_order_relaxed); }
 
 void* vl_mem_alloc(size_t size) {
     if (size == 0) return NULL;

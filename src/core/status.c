@@ -19,10 +19,10 @@ const char* vl_status_string(vl_status status) {
     return "unknown status";
 }
 
-uint32_t vl_version(void) { return VL_VERSION; }
+uint32_t vl_get_version(void) { return VL_VERSION; }
 
-const char* vl_version_string(void) { return VL_VERSION_STRING; }
+const char* vl_get_version_string(void) { return VL_VERSION_STRING; }
 
-const char* vl_simd_backend(void) { return VL_SIMD_BACKEND_NAME; }
+const char* vl_get_simd_backend(void) { return VL_SIMD_BACKEND_NAME; }
 
-uint32_t vl_simd_width(void) { return VL_SIMD_PREFERRED_WIDTH; }
+uint32_t vl_get_simd_width(void) { return VL_SIMD_PREFERRED_WIDTH; }

@@ -33,9 +33,9 @@ void vl_context_destroy(vl_context* ctx) {
     vl_mem_free(ctx, sizeof *ctx);
 }
 
-uint32_t vl_context_worker_count(const vl_context* ctx) { return ctx ? ctx->tasks.worker_count : 0; }
+uint32_t vl_context_get_worker_count(const vl_context* ctx) { return ctx ? ctx->tasks.worker_count : 0; }
 
-size_t vl_context_scratch_bytes(const vl_context* ctx) { return ctx ? ctx->scratch_bytes : 0; }
+size_t vl_context_get_scratch_bytes(const vl_context* ctx) { return ctx ? ctx->scratch_bytes : 0; }
 
 vl_status vl_context_reserve(vl_context* ctx, size_t bytes) {
     if (bytes <= ctx->worker_bytes) return VL_OK;

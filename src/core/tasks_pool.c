@@ -186,7 +186,7 @@ void vl_thread_pool_destroy(vl_thread_pool* pool) {
     pool_free(pool);
 }
 
-vl_task_system vl_thread_pool_task_system(vl_thread_pool* pool) {
+vl_task_system vl_thread_pool_get_task_system(vl_thread_pool* pool) {
     vl_task_system t = {NULL, NULL, NULL, 0};
     if (!pool) return t;
     t.enqueue = pool_enqueue;

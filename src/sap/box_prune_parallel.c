@@ -1,4 +1,4 @@
-/* vl_box_prune_parallel and vl_box_prune_bipartite_parallel: the boxes checked in the pass of the
+/* vl_box_prune and vl_box_prune_bipartite on a context: the boxes checked in the pass of the
  * axis statistics, then sorted (keys, radix sort, gather) in pieces as tasks into a block kept by
  * the context, then the sweep (the loop over the sorted boxes) cut into ranges of sorted positions
  * by a rule of the counts alone, each range appending to its own pair list in the context, the
@@ -48,11 +48,9 @@ static void prune_items(uint32_t start, uint32_t end, uint32_t worker, void* arg
     }
 }
 
-static vl_status prune_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
-                                int bipartite, vl_pair_buffer* out) {
-    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
-    vl_status s = vl_prune_check_args(a, na, b, nb, bipartite, out);
-    if (s != VL_OK) return s;
+vl_status vl_prune_on_context(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
+                              bool bipartite, vl_pair_buffer* out) {
+    vl_status s;
     const vl_axis_list lists[2] = {{a, NULL, na}, {b, NULL, bipartite ? nb : 0}};
     const int axis = vl_prune_axis(ctx, lists, &s); /* the checks in the same pass */
     if (s != VL_OK || (bipartite ? !na || !nb : na < 2)) return s;
@@ -81,13 +79,4 @@ static vl_status prune_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, 
     int failed = atomic_load_explicit(&t.failed, memory_order_relaxed);
     if (failed) return (vl_status)failed;
     return vl_context_gather_lists(ctx, items, out);
-}
-
-vl_status vl_box_prune_parallel(vl_context* ctx, const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out) {
-    return prune_parallel(ctx, boxes, count, NULL, 0, 0, out);
-}
-
-vl_status vl_box_prune_bipartite_parallel(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b,
-                                          uint32_t nb, vl_pair_buffer* out) {
-    return prune_parallel(ctx, a, na, b, nb, 1, out);
 }

@@ -1,4 +1,5 @@
 /* The public broadphase API: argument checks, handles, then one call into the kind's ops. */
+#include "core/valid.h"
 #include "sap/broadphase.h"
 
 #include <assert.h>
@@ -122,10 +123,7 @@ void vl_broadphase_destroy(vl_broadphase* bp) {
 }
 
 static vl_status check_boxes(const vl_aabb* boxes, uint32_t count) {
-    for (uint32_t i = 0; i < count; i++)
-        for (int a = 0; a < 3; a++)
-            if (!(boxes[i].min[a] <= boxes[i].max[a])) return VL_ERR_INVALID_BOUNDS;
-    return VL_OK;
+    return vl_boxes_valid(boxes, 0, count) ? VL_OK : VL_ERR_INVALID_BOUNDS;
 }
 
 static void unmark(vl_bp_objects* o, const uint32_t* slots, uint32_t count) {
@@ -234,7 +232,7 @@ vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles, uint3
  * objects that change leave the kind and come back under the same handles with the other flag; a
  * kind keeps the pairs it finds again (a pair flagged removed and added back is neither deleted nor
  * created). When the way back in fails, they come back with their old flag. */
-vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
+vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static) {
     if (!bp || (count && !handles)) return VL_ERR_INVALID_ARGUMENT;
     if (!count) return VL_OK;
     vl_bp_objects* o = &bp->objects;
@@ -270,8 +268,7 @@ vl_status vl_broadphase_set_static(vl_broadphase* bp, const uint32_t* handles, u
     return s;
 }
 
-/* The commit, through the kind's parallel form when ctx is given and the kind has one. */
-static vl_status commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
     if (!bp || (created && !vl_pair_buffer_is_valid(created)) || (deleted && !vl_pair_buffer_is_valid(deleted)) ||
         (created && created == deleted))
         return VL_ERR_INVALID_ARGUMENT;
@@ -280,15 +277,14 @@ static vl_status commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer*
     if (s == VL_OK && deleted && !deleted->capacity) s = vl_pair_buffer_reserve(deleted, 1);
     uint32_t created_start = created ? created->count : 0, deleted_start = deleted ? deleted->count : 0;
     if (s == VL_OK)
-        s = ctx && bp->ops->commit_parallel ? bp->ops->commit_parallel(bp, ctx, created, deleted)
-                                            : bp->ops->commit(bp, created, deleted);
+        s = bp->ops->commit(bp, created, deleted);
     if (s != VL_OK) return s;
     bp->handle_pairs_fresh = 0;
     vl_bp_objects* o = &bp->objects;
     /* before the pending slots are freed: a deleted pair of a removed object names its last handle */
     if (created) pairs_to_handles(o, created->pairs, created_start, created->count);
     if (deleted) pairs_to_handles(o, deleted->pairs, deleted_start, deleted->count);
-    /* room for vl_broadphase_pairs' copy, so that it need not allocate; on failure it tries again */
+    /* room for vl_broadphase_get_pairs' copy, so that it need not allocate; on failure it tries again */
     uint32_t n = 0;
     bp->ops->pairs(bp, &n);
     (void)vl_array_reserve((void**)&bp->handle_pairs, &bp->handle_pairs_cap, 0, n, sizeof(vl_pair));
@@ -299,17 +295,8 @@ static vl_status commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer*
     return VL_OK;
 }
 
-vl_status vl_broadphase_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
-    return commit_with(bp, NULL, created, deleted);
-}
 
-vl_status vl_broadphase_commit_parallel(vl_context* ctx, vl_broadphase* bp, vl_pair_buffer* created,
-                                        vl_pair_buffer* deleted) {
-    if (!ctx) return VL_ERR_INVALID_ARGUMENT;
-    return commit_with(bp, ctx, created, deleted);
-}
-
-const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count) {
+const vl_pair* vl_broadphase_get_pairs(const vl_broadphase* bp, uint32_t* count) {
     if (count) *count = 0;
     if (!bp) return NULL;
     static const vl_pair none = {0, 0};
@@ -321,7 +308,7 @@ const vl_pair* vl_broadphase_pairs(const vl_broadphase* bp, uint32_t* count) {
     return bp->handle_pairs_count ? bp->handle_pairs : &none;
 }
 
-uint32_t vl_broadphase_count(const vl_broadphase* bp) { return bp ? bp->objects.alive : 0; }
+uint32_t vl_broadphase_get_count(const vl_broadphase* bp) { return bp ? bp->objects.alive : 0; }
 
 vl_status vl_broadphase_get_box(const vl_broadphase* bp, uint32_t handle, vl_aabb* box) {
     if (!bp || !box) return VL_ERR_INVALID_ARGUMENT;

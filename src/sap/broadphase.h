@@ -41,17 +41,15 @@ typedef struct vl_broadphase_ops {
     vl_status (*update)(vl_broadphase* bp, const uint32_t* handles, const vl_aabb* boxes, uint32_t count);
     /* objects handles[count] are still alive and carry VL_OBJ_MARK; cannot fail */
     void (*remove)(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
+    /* spreads its work over bp->desc.context's workers where the kind can (the same answers in the
+     * same order for any worker count), or runs on the calling thread */
     vl_status (*commit)(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted);
     const vl_pair* (*pairs)(const vl_broadphase* bp, uint32_t* count);
     void** (*pair_user)(const vl_broadphase* bp, uint32_t a, uint32_t b); /* NULL: not supported */
     vl_status (*validate)(const vl_broadphase* bp);
-    /* the same commit with the work spread over ctx's workers, same answers in the same order;
-     * NULL: the kind commits serially */
-    vl_status (*commit_parallel)(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
-                                 vl_pair_buffer* deleted);
     /* objects handles[count], alive and each changing to is_static, change all or nothing;
      * NULL: they leave through remove and come back through add with the other flag */
-    vl_status (*set_static)(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
+    vl_status (*set_static)(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static);
     /* where pairs lists a working set that add, update and remove change before the commit (the
      * SAP's pair manager): writes the last commit's pairs into out (room for pairs' count) and
      * returns their number; NULL where pairs changes only at a commit */
@@ -63,7 +61,7 @@ struct vl_broadphase {
     vl_broadphase_desc desc;
     vl_bp_objects objects;
     void* impl; /* the kind's state */
-    /* the last commit's pairs as handles, made by vl_broadphase_pairs when stale (after any change) */
+    /* the last commit's pairs as handles, made by vl_broadphase_get_pairs when stale (after any change) */
     vl_pair* handle_pairs;
     uint32_t handle_pairs_cap, handle_pairs_count;
     int handle_pairs_fresh;

@@ -362,5 +362,12 @@ static const vl_pair* grid_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 const vl_broadphase_ops vl_grid_ops = {
-    grid_create, grid_destroy, grid_add, grid_update, grid_remove, grid_commit, grid_pairs, NULL, vl_grid_validate, NULL, NULL, NULL,
+    .create = grid_create,
+    .destroy = grid_destroy,
+    .add = grid_add,
+    .update = grid_update,
+    .remove = grid_remove,
+    .commit = grid_commit,
+    .pairs = grid_pairs,
+    .validate = vl_grid_validate,
 };

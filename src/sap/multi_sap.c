@@ -252,7 +252,7 @@ static void msap_run(const vl_context* ctx, vl_task_fn* fn, uint32_t items, msap
         fn(0, items, 0, t);
         return;
     }
-    uint32_t min_range = items / (8 * vl_context_worker_count(ctx));
+    uint32_t min_range = items / (8 * vl_context_get_worker_count(ctx));
     vl_tasks_run(ctx, fn, items, min_range ? min_range : 1, t);
 }
 
@@ -553,9 +553,9 @@ static vl_status msap_merge(vl_msap* ms, const vl_bp_objects* o) {
     return VL_OK;
 }
 
-/* The commit; ctx NULL runs the cells here. */
-static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_pair_buffer* created,
-                                  vl_pair_buffer* deleted) {
+/* The commit, the cells over the context's workers (none: on the calling thread). */
+static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    const vl_context* ctx = bp->desc.context;
     vl_msap* ms = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     if (ms->mover_count) {
@@ -585,14 +585,6 @@ static vl_status msap_commit_with(vl_broadphase* bp, const vl_context* ctx, vl_p
     return vl_pm_commit(&ms->pm, created, deleted);
 }
 
-static vl_status msap_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
-    return msap_commit_with(bp, NULL, created, deleted);
-}
-
-static vl_status msap_commit_parallel(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
-                                      vl_pair_buffer* deleted) {
-    return msap_commit_with(bp, ctx, created, deleted);
-}
 
 static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
     const vl_msap* ms = bp->impl;
@@ -601,6 +593,12 @@ static const vl_pair* msap_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 const vl_broadphase_ops vl_msap_ops = {
-    msap_create, msap_destroy, msap_add, msap_update, msap_remove, msap_commit, msap_pairs, NULL, vl_msap_validate,
-    msap_commit_parallel, NULL, NULL,
+    .create = msap_create,
+    .destroy = msap_destroy,
+    .add = msap_add,
+    .update = msap_update,
+    .remove = msap_remove,
+    .commit = msap_commit,
+    .pairs = msap_pairs,
+    .validate = vl_msap_validate,
 };

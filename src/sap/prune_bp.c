@@ -145,8 +145,9 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_conte
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
 
-/* The commit, its sweeps over ctx's workers (NULL: on the calling thread). */
-static vl_status pbp_commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+/* The commit, its sweeps over the context's workers (none: on the calling thread). */
+static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
+    vl_context* ctx = bp->desc.context;
     vl_prune_bp* p = bp->impl;
     const vl_bp_objects* o = &bp->objects;
     if (!p->mover_count) return VL_OK;
@@ -179,14 +180,6 @@ static vl_status pbp_commit_with(vl_broadphase* bp, vl_context* ctx, vl_pair_buf
     return VL_OK;
 }
 
-static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
-    return pbp_commit_with(bp, NULL, created, deleted);
-}
-
-static vl_status pbp_commit_parallel(vl_broadphase* bp, vl_context* ctx, vl_pair_buffer* created,
-                                     vl_pair_buffer* deleted) {
-    return pbp_commit_with(bp, ctx, created, deleted);
-}
 
 static const vl_pair* pbp_pairs(const vl_broadphase* bp, uint32_t* count) {
     const vl_prune_bp* p = bp->impl;
@@ -204,6 +197,12 @@ static vl_status pbp_validate(const vl_broadphase* bp) {
 }
 
 const vl_broadphase_ops vl_prune_bp_ops = {
-    pbp_create, pbp_destroy, pbp_add, pbp_update, pbp_remove, pbp_commit, pbp_pairs, NULL, pbp_validate,
-    pbp_commit_parallel, NULL, NULL,
+    .create = pbp_create,
+    .destroy = pbp_destroy,
+    .add = pbp_add,
+    .update = pbp_update,
+    .remove = pbp_remove,
+    .commit = pbp_commit,
+    .pairs = pbp_pairs,
+    .validate = pbp_validate,
 };

@@ -11,7 +11,7 @@
 #include "sap/radix.h"
 #include "sap/prune_bp.h"
 
-/* Entries per range: ceil(n / 64) rounded up to 256, at least 1024 (as vl_box_prune_parallel). */
+/* Entries per range: ceil(n / 64) rounded up to 256, at least 1024 (as vl_box_prune on a context). */
 static uint32_t sweep_range(uint32_t n) {
     uint32_t r = (uint32_t)(((uint64_t)n + 63u) / 64u);
     r = (r + 255u) / 256u * 256u;

@@ -1,5 +1,6 @@
 /* One-shot box pruning over a work: the bound on its storage, its layout in a caller's block, the
  * sort and the two prunes. */
+#include "core/valid.h"
 #include "sap/prune_work.h"
 
 #include <string.h>
@@ -111,10 +112,7 @@ vl_status vl_prune_check_args(const vl_aabb* a, uint32_t na, const vl_aabb* b, u
 }
 
 vl_status vl_prune_check_boxes(const vl_aabb* boxes, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++)
-            if (!(boxes[i].min[a] <= boxes[i].max[a])) return VL_ERR_INVALID_BOUNDS;
-    return VL_OK;
+    return vl_boxes_valid(boxes, 0, n) ? VL_OK : VL_ERR_INVALID_BOUNDS;
 }
 
 void vl_prune_work_free_keys(vl_prune_work* work) { vl_prune_scratch_free(&work->scratch); }

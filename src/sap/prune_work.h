@@ -1,9 +1,13 @@
 /* The working storage of one-shot box pruning (sorted sets, sort keys, bands) and the two prunes
- * over it. The storage either grows through the allocator hooks and is kept (vl_box_pruner, and
- * the allocating one-shot calls, which free it after) or is laid out in a caller's block large
- * enough for any boxes of the given counts (the scratch calls), where nothing ever grows. */
+ * over it. The storage either grows through the allocator hooks (the calls without exec, which
+ * free it after) or is laid out in a block large enough for any boxes of the given counts (the
+ * caller's scratch, a context's block), where nothing ever grows. */
 #ifndef VL_SAP_PRUNE_WORK_H
 #define VL_SAP_PRUNE_WORK_H
+
+#include <stdbool.h>
+
+#include <volley/tasks.h>
 
 #include "sap/prune_band.h"
 
@@ -37,6 +41,11 @@ vl_status vl_prune_check_args(const vl_aabb* a, uint32_t na, const vl_aabb* b, u
                               const vl_pair_buffer* out);
 /* VL_ERR_INVALID_BOUNDS when a box is NaN or min > max on some axis. */
 vl_status vl_prune_check_boxes(const vl_aabb* boxes, uint32_t n);
+
+/* vl_box_prune / vl_box_prune_bipartite on a context, after vl_prune_check_args
+ * (box_prune_parallel.c): the boxes checked, sorted and swept as tasks on the context's memory. */
+vl_status vl_prune_on_context(vl_context* ctx, const vl_aabb* a, uint32_t na, const vl_aabb* b, uint32_t nb,
+                              bool bipartite, vl_pair_buffer* out);
 
 /* The sets built: boxes sorted on the axis of largest centre variance (vl_prune_axis). Clean input,
  * n >= 1. */

@@ -197,6 +197,15 @@ static void** sap_pair_user(const vl_broadphase* bp, uint32_t a, uint32_t b) {
 }
 
 const vl_broadphase_ops vl_sap_ops = {
-    sap_create, sap_destroy, vl_sap_add, sap_update, vl_sap_remove,
-    sap_commit, sap_pairs, sap_pair_user, vl_sap_validate, NULL, vl_sap_set_static, sap_committed_pairs,
+    .create = sap_create,
+    .destroy = sap_destroy,
+    .add = vl_sap_add,
+    .update = sap_update,
+    .remove = vl_sap_remove,
+    .commit = sap_commit,
+    .pairs = sap_pairs,
+    .pair_user = sap_pair_user,
+    .validate = vl_sap_validate,
+    .set_static = vl_sap_set_static,
+    .committed_pairs = sap_committed_pairs,
 };

@@ -71,7 +71,7 @@ vl_status vl_sap_validate(const vl_broadphase* bp);
 /* vl_broadphase_set_static for this kind: objects handles[count], alive and none already in that
  * state, change flag; all or nothing (their pairs found and room reserved before they leave the
  * arrays, then out and in again). */
-vl_status vl_sap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
+vl_status vl_sap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static);
 /* Gives handles[k] boxes[k] by sorting every axis again and box pruning every pair. */
 vl_status vl_sap_rebuild(vl_sap* sap, vl_bp_objects* o, const uint32_t* handles, const vl_aabb* boxes,
                          uint32_t count);

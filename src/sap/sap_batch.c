@@ -94,7 +94,7 @@ vl_status vl_sap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count)
     return s;
 }
 
-vl_status vl_sap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
+vl_status vl_sap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static) {
     vl_sap* sap = bp->impl;
     vl_bp_objects* o = &bp->objects;
     const uint8_t want = is_static ? VL_OBJ_STATIC : 0;

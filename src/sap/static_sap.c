@@ -251,6 +251,13 @@ static const vl_pair* ssap_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 const vl_broadphase_ops vl_static_sap_ops = {
-    ssap_create, ssap_destroy, vl_ssap_add, ssap_update, vl_ssap_remove, ssap_commit, ssap_pairs, NULL,
-    vl_ssap_validate, NULL, vl_ssap_set_static, NULL,
+    .create = ssap_create,
+    .destroy = ssap_destroy,
+    .add = vl_ssap_add,
+    .update = ssap_update,
+    .remove = vl_ssap_remove,
+    .commit = ssap_commit,
+    .pairs = ssap_pairs,
+    .validate = vl_ssap_validate,
+    .set_static = vl_ssap_set_static,
 };

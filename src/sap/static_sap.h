@@ -99,7 +99,7 @@ vl_status vl_ssap_add(vl_broadphase* bp, const uint32_t* handles, uint32_t count
 void vl_ssap_remove(vl_broadphase* bp, const uint32_t* handles, uint32_t count);
 /* vl_broadphase_set_static for this kind: objects handles[count], alive and none already in that
  * state, change flag; all or nothing (everything found and reserved before the first change). */
-vl_status vl_ssap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static);
+vl_status vl_ssap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static);
 vl_status vl_ssap_validate(const vl_broadphase* bp);
 /* Virtual indices of every dynamic again, by binary search (after the static arrays changed). */
 void vl_ssap_rerank(vl_ssap* ss, const vl_bp_objects* o);

@@ -339,7 +339,7 @@ static vl_status ssap_to_dynamic(vl_broadphase* bp, const uint32_t* handles, uin
     return VL_OK;
 }
 
-vl_status vl_ssap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, int is_static) {
+vl_status vl_ssap_set_static(vl_broadphase* bp, const uint32_t* handles, uint32_t count, bool is_static) {
     vl_status s = ssap_reserve_slots(bp->impl, &bp->objects);
     if (s != VL_OK) return s;
     return is_static ? ssap_to_static(bp, handles, count) : ssap_to_dynamic(bp, handles, count);

@@ -122,7 +122,7 @@ static double time_volley(const vl_bvh* bvh, const vl_ray* rays, uint32_t n, uin
             for (uint32_t i = 0; i < n; i++) vl_bvh_raycast1(bvh, &rays[i], flags, &hits[i]);
         } else {
             for (uint32_t i = 0; i < n; i += batch)
-                vl_bvh_raycast(bvh, rays + i, n - i < batch ? n - i : batch, flags, hits + i);
+                vl_bvh_raycast(bvh, rays + i, n - i < batch ? n - i : batch, flags, hits + i, NULL);
         }
         double dt = tool_now() - t0;
         if (r) best = dt < best ? dt : best, worst = dt > worst ? dt : worst;
@@ -305,7 +305,7 @@ int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving
         /* the median frame: one preemption of a loaded machine (milliseconds) would swamp a mean of few frames */
         qsort(spent, frames, sizeof *spent, compare_doubles);
         *us_per_frame = frames ? 1e6 * spent[frames / 2] : 0;
-        vl_broadphase_pairs(bp, pairs);
+        vl_broadphase_get_pairs(bp, pairs);
     } else {
         fprintf(stderr, "volley: broadphase run failed: %s\n", vl_status_string(st));
     }
@@ -411,7 +411,7 @@ static int bp_scene_run(const bp_scene* s, vl_broadphase_kind kind, uint32_t pas
         if (passes > 1) note_spread(lo, hi);
         qsort(spent + frames, (size_t)frames * passes, sizeof *spent, compare_doubles);
         *us = 1e6 * spent[frames + (size_t)frames * passes / 2];
-        vl_broadphase_pairs(bp, pairs);
+        vl_broadphase_get_pairs(bp, pairs);
     } else {
         fprintf(stderr, "volley bench: broadphase run failed: %s\n", vl_status_string(st));
     }
@@ -481,8 +481,8 @@ static int machine_busy(double load, unsigned cores, double own) {
 }
 
 static void print_table(const bench_out* out, const bench_machine* mc) {
-    printf("\nvolley %s, SIMD %s (%u lanes), %s build, one thread; %s, %u cores; %s\n", vl_version_string(),
-           vl_simd_backend(), vl_simd_width(), mc->build_type, mc->cpu, mc->cores, mc->date);
+    printf("\nvolley %s, SIMD %s (%u lanes), %s build, one thread; %s, %u cores; %s\n", vl_get_version_string(),
+           vl_get_simd_backend(), vl_get_simd_width(), mc->build_type, mc->cpu, mc->cores, mc->date);
     for (uint32_t i = 0; i < out->build_rows; i++)
         printf("build: %-12s %-7s %9u triangles %9.1f ms\n", out->builds[i].scene, out->builds[i].peer,
                out->builds[i].triangles, out->builds[i].ms);
@@ -540,10 +540,10 @@ static int write_json(const char* path, const bench_out* out, const bench_machin
         return 1;
     }
     fprintf(f, "{\n  \"tool\": \"volley bench\",\n  \"version\": ");
-    tool_json_string(f, vl_version_string());
+    tool_json_string(f, vl_get_version_string());
     fprintf(f, ",\n  \"backend\": ");
-    tool_json_string(f, vl_simd_backend());
-    fprintf(f, ",\n  \"simd_width\": %u,\n  \"build_type\": ", vl_simd_width());
+    tool_json_string(f, vl_get_simd_backend());
+    fprintf(f, ",\n  \"simd_width\": %u,\n  \"build_type\": ", vl_get_simd_width());
     tool_json_string(f, mc->build_type);
     fprintf(f, ",\n  \"cpu\": ");
     tool_json_string(f, mc->cpu);

@@ -1,6 +1,5 @@
-/* volley bench: queries per second of the batched overlap and sweep paths
- * (vl_bvh_overlap_*_scratch, vl_bvh_sweep_*_scratch) and of the single-query ones
- * (vl_bvh_overlap_box1 / sphere1, vl_bvh_sweep_sphere1 / box1), on queries near the mesh's
+/* volley bench: queries per second of the batched overlaps and sweeps (on the caller's scratch)
+ * and of the same calls one query at a time, on queries near the mesh's
  * surfaces at the scale of its triangles (tests/scenes.h places them as bench/ does). */
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +35,12 @@ static vl_status run_once(const vl_bvh* bvh, query_set* q, int sweep, int shape,
     if (batch == 0) {
         for (uint32_t i = 0; i < n; i++) {
             if (!sweep) {
-                st = shape == SHAPE_BOX ? vl_bvh_overlap_box1(bvh, &q->boxes[i], i, &q->pairs)
-                                        : vl_bvh_overlap_sphere1(bvh, &q->spheres[i], i, &q->pairs);
+                st = shape == SHAPE_BOX ? vl_bvh_overlap_boxes(bvh, &q->boxes[i], 1, &q->pairs, NULL)
+                                        : vl_bvh_overlap_spheres(bvh, &q->spheres[i], 1, &q->pairs, NULL);
             } else {
-                st = shape == SHAPE_BOX ? vl_bvh_sweep_box1(bvh, &q->box_sweeps[i], VL_RAY_CLOSEST, &q->hits[i], NULL)
-                                        : vl_bvh_sweep_sphere1(bvh, &q->sphere_sweeps[i], VL_RAY_CLOSEST,
-                                                               &q->hits[i], NULL);
+                st = shape == SHAPE_BOX
+                         ? vl_bvh_sweep_boxes(bvh, &q->box_sweeps[i], 1, VL_QUERY_CLOSEST, &q->hits[i], NULL, NULL)
+                         : vl_bvh_sweep_spheres(bvh, &q->sphere_sweeps[i], 1, VL_QUERY_CLOSEST, &q->hits[i], NULL, NULL);
             }
             if (st != VL_OK && bad == VL_OK) bad = st;
         }
@@ -51,14 +50,13 @@ static vl_status run_once(const vl_bvh* bvh, query_set* q, int sweep, int shape,
         uint32_t k = n - i < batch ? n - i : batch;
         if (!sweep) {
             st = shape == SHAPE_BOX
-                     ? vl_bvh_overlap_boxes_scratch(bvh, q->boxes + i, k, &q->pairs, q->scratch, q->scratch_bytes)
-                     : vl_bvh_overlap_spheres_scratch(bvh, q->spheres + i, k, &q->pairs, q->scratch,
-                                                      q->scratch_bytes);
+                     ? vl_bvh_overlap_boxes(bvh, q->boxes + i, k, &q->pairs, &(vl_exec){.scratch = q->scratch, .scratch_bytes = q->scratch_bytes})
+                     : vl_bvh_overlap_spheres(bvh, q->spheres + i, k, &q->pairs, &(vl_exec){.scratch = q->scratch, .scratch_bytes = q->scratch_bytes});
         } else {
-            st = shape == SHAPE_BOX ? vl_bvh_sweep_boxes_scratch(bvh, q->box_sweeps + i, k, VL_RAY_CLOSEST,
-                                                                 q->hits + i, NULL, q->scratch, q->scratch_bytes)
-                                    : vl_bvh_sweep_spheres_scratch(bvh, q->sphere_sweeps + i, k, VL_RAY_CLOSEST,
-                                                                   q->hits + i, NULL, q->scratch, q->scratch_bytes);
+            st = shape == SHAPE_BOX ? vl_bvh_sweep_boxes(bvh, q->box_sweeps + i, k, VL_QUERY_CLOSEST,
+                                                                 q->hits + i, NULL, &(vl_exec){.scratch = q->scratch, .scratch_bytes = q->scratch_bytes})
+                                    : vl_bvh_sweep_spheres(bvh, q->sphere_sweeps + i, k, VL_QUERY_CLOSEST,
+                                                                   q->hits + i, NULL, &(vl_exec){.scratch = q->scratch, .scratch_bytes = q->scratch_bytes});
         }
         if (st != VL_OK && bad == VL_OK) bad = st;
     }
@@ -105,10 +103,10 @@ int bench_queries(const vl_bvh* bvh, const tool_scene* s, uint32_t batch, uint32
     q.sphere_sweeps = malloc(sizeof(vl_sphere_sweep) * ns);
     q.hits = malloc(sizeof(vl_hit) * ns);
     /* scratch for the largest batch, the whole set, of either kind */
-    size_t bytes_o = vl_bvh_overlap_scratch_size(bvh, no), bytes_s = vl_bvh_sweep_scratch_size(bvh, ns, VL_RAY_CLOSEST);
+    size_t bytes_o = vl_bvh_overlap_scratch_size(bvh, no), bytes_s = vl_bvh_sweep_scratch_size(bvh, ns, VL_QUERY_CLOSEST);
     q.scratch_bytes = bytes_o > bytes_s ? bytes_o : bytes_s;
-    q.scratch_bytes = (q.scratch_bytes + VL_BVH_SCRATCH_ALIGNMENT - 1) / VL_BVH_SCRATCH_ALIGNMENT * VL_BVH_SCRATCH_ALIGNMENT;
-    q.scratch = q.scratch_bytes ? aligned_alloc(VL_BVH_SCRATCH_ALIGNMENT, q.scratch_bytes) : NULL;
+    q.scratch_bytes = (q.scratch_bytes + VL_SCRATCH_ALIGNMENT - 1) / VL_SCRATCH_ALIGNMENT * VL_SCRATCH_ALIGNMENT;
+    q.scratch = q.scratch_bytes ? aligned_alloc(VL_SCRATCH_ALIGNMENT, q.scratch_bytes) : NULL;
     int rc = 0;
     if (!q.boxes || !q.spheres || !q.box_sweeps || !q.sphere_sweeps || !q.hits || (q.scratch_bytes && !q.scratch)) {
         fprintf(stderr, "volley bench: out of memory for the overlap and sweep queries\n");

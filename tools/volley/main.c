@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         return TOOL_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("volley %s, SIMD backend %s (%u lanes)\n", vl_version_string(), vl_simd_backend(), vl_simd_width());
+        printf("volley %s, SIMD backend %s (%u lanes)\n", vl_get_version_string(), vl_get_simd_backend(), vl_get_simd_width());
         return TOOL_EXIT_OK;
     }
     if (strcmp(cmd, "render") == 0) return tool_render(argc - 1, argv + 1);

@@ -73,10 +73,10 @@ static int write_json(const char* path, const kernel_row* k, uint32_t nk, const 
         return 1;
     }
     fprintf(f, "{\n  \"tool\": \"volley profile\",\n  \"version\": ");
-    tool_json_string(f, vl_version_string());
+    tool_json_string(f, vl_get_version_string());
     fprintf(f, ",\n  \"backend\": ");
-    tool_json_string(f, vl_simd_backend());
-    fprintf(f, ",\n  \"simd_width\": %u,\n  \"cpu_features\": ", vl_simd_width());
+    tool_json_string(f, vl_get_simd_backend());
+    fprintf(f, ",\n  \"simd_width\": %u,\n  \"cpu_features\": ", vl_get_simd_width());
     tool_json_string(f, tool_cpu_features());
     fprintf(f, ",\n  \"tsc\": %s,\n  \"kernels\": [", tool_has_ticks() ? "true" : "false");
     for (uint32_t i = 0; i < nk; i++) {
@@ -128,8 +128,8 @@ int tool_profile(int argc, char** argv) {
         return TOOL_EXIT_USAGE;
     }
     if (json && !tool_writable("profile", json)) return TOOL_EXIT_FAIL;
-    printf("volley %s, SIMD backend %s (%u lanes), CPU features: %s\n", vl_version_string(), vl_simd_backend(),
-           vl_simd_width(), tool_cpu_features());
+    printf("volley %s, SIMD backend %s (%u lanes), CPU features: %s\n", vl_get_version_string(), vl_get_simd_backend(),
+           vl_get_simd_width(), tool_cpu_features());
     tool_progress p;
     tool_progress_start(&p, "profiling");
 
@@ -206,7 +206,7 @@ int tool_profile(int argc, char** argv) {
         for (uint32_t r = 0; r <= repeat; r++) { /* the first run warms up */
             double t0 = tool_now();
             for (uint32_t i = 0; i < count; i += batch)
-                vl_bvh_raycast(bvh, rays + i, count - i < batch ? count - i : batch, VL_RAY_CLOSEST, hits + i);
+                vl_bvh_raycast(bvh, rays + i, count - i < batch ? count - i : batch, VL_QUERY_CLOSEST, hits + i, NULL);
             double dt = tool_now() - t0;
             if (r) best = dt < best ? dt : best;
         }
@@ -217,7 +217,7 @@ int tool_profile(int argc, char** argv) {
     double best = 1e30;
     for (uint32_t r = 0; r <= repeat; r++) {
         double t0 = tool_now();
-        for (uint32_t i = 0; i < count; i++) vl_bvh_raycast1(bvh, &rays[i], VL_RAY_CLOSEST, &hits[i]);
+        for (uint32_t i = 0; i < count; i++) vl_bvh_raycast1(bvh, &rays[i], VL_QUERY_CLOSEST, &hits[i]);
         double dt = tool_now() - t0;
         if (r) best = dt < best ? dt : best;
     }
@@ -265,7 +265,7 @@ int tool_profile(int argc, char** argv) {
             for (uint32_t r = 0; r < 3 * repeat; r++) {
                 pairs.count = 0;
                 double t0 = tool_now();
-                vl_box_prune(boxes, nbox, &pairs);
+                vl_box_prune(boxes, nbox, &pairs, NULL);
                 double dt = tool_now() - t0;
                 best = dt < best ? dt : best;
             }

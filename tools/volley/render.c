@@ -152,7 +152,7 @@ static double trace(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint3
     for (uint32_t i = 0; i < count; i += RENDER_CHUNK) {
         uint32_t n = count - i < RENDER_CHUNK ? count - i : RENDER_CHUNK;
         double t0 = tool_now();
-        vl_bvh_raycast(bvh, rays + i, n, flags, hits + i);
+        vl_bvh_raycast(bvh, rays + i, n, flags, hits + i, NULL);
         spent += tool_now() - t0;
         tool_progress_update(p, done + share * (double)(i + n) / count);
     }
@@ -361,7 +361,7 @@ int tool_render(int argc, char** argv) {
         }
     tool_progress p;
     tool_progress_start(&p, "rendering");
-    double primary_s = trace(bvh, rays, pixels, VL_RAY_CLOSEST, hits, &p, 0.0, ao ? 0.1 : 1.0);
+    double primary_s = trace(bvh, rays, pixels, VL_QUERY_CLOSEST, hits, &p, 0.0, ao ? 0.1 : 1.0);
 
     /* Shading: Lambert from one light, ambient occlusion, distance fog to the sky. */
     vec3 extent = v3(m->hi[0] - m->lo[0], m->hi[1] - m->lo[1], m->hi[2] - m->lo[2]);
@@ -398,7 +398,7 @@ int tool_render(int argc, char** argv) {
             }
         }
         if (n) {
-            ao_s += trace(bvh, ao_buf, n, VL_RAY_ANY, ao_hits, &p, 0.1 + 0.9 * (double)first / pixels, 0.0);
+            ao_s += trace(bvh, ao_buf, n, VL_QUERY_ANY, ao_hits, &p, 0.1 + 0.9 * (double)first / pixels, 0.0);
             ao_rays += n;
         }
         tool_progress_update(&p, ao ? 0.1 + 0.9 * (double)last / pixels : 1.0);

@@ -211,7 +211,7 @@ vl_bvh* tool_build(const char* cmd, const tool_scene* s, double* seconds) {
     }
     double t0 = tool_now();
     vl_bvh* bvh = NULL;
-    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &bvh);
+    vl_status st = vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, NULL, &bvh, NULL);
     if (seconds) *seconds = tool_now() - t0;
     tool_progress_done(&p);
     if (st != VL_OK) {
