@@ -9,8 +9,8 @@
  * either sign, chosen by the input's last byte. */
 #include <volley/volley.h>
 
-#include "bvh/primitives.h"
-#include "bvh/traverse_plan.h"
+#include "bvh/rays/ray_tests.h"
+#include "bvh/rays/ray_plan.h"
 #include "fuzz_util.h"
 #include "scenes.h"
 

@@ -11,7 +11,7 @@
 
 #include <volley/volley.h>
 
-#include "bvh/sweep.h"
+#include "bvh/sweeps/sweep.h"
 #include "fuzz_util.h"
 
 #define MAX_PRIMS 32

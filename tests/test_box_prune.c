@@ -7,8 +7,8 @@
 
 #include <volley/volley.h>
 
-#include "sap/axis.h"
-#include "sap/prune_band.h"
+#include "box_prune/axis_stats.h"
+#include "box_prune/box_prune_band.h"
 
 #include "test_sap_scenes.h"
 #include "test_util.h"

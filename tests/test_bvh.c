@@ -12,11 +12,11 @@
  * test_bvh_far.c. */
 #include <float.h>
 
-#include "bvh/primitives.h"
-#include "bvh/traverse_chunk.h"
-#include "bvh/traverse_lanes.h"
-#include "bvh/traverse_plan.h"
-#include "bvh/traverse_seed.h"
+#include "bvh/rays/ray_tests.h"
+#include "bvh/rays/ray_chunk.h"
+#include "bvh/rays/ray_lanes.h"
+#include "bvh/rays/ray_plan.h"
+#include "bvh/rays/ray_seed.h"
 #include "scenes.h"
 #include "test_util.h"
 

@@ -3,8 +3,8 @@
  * reference. */
 #include <float.h>
 
-#include "bvh/primitives.h"
-#include "bvh/traverse_plan.h"
+#include "bvh/rays/ray_tests.h"
+#include "bvh/rays/ray_plan.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"

@@ -17,7 +17,7 @@
  * than any sure hit's t. */
 #include <float.h>
 
-#include "bvh/primitives.h"
+#include "bvh/rays/ray_tests.h"
 #include "scenes.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
  * refit allocates nothing. */
 #include <float.h>
 
-#include "bvh/bvh_internal.h"
+#include "bvh/tree/tree.h"
 #include "overlap_oracle.h"
 #include "scenes.h"
 #include "test_alloc.h"

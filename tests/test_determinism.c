@@ -5,7 +5,7 @@
  * Canonical forms: closest hits by ray index, every field; any hits as hit or miss only (which hit a
  * ray finds first depends on the traversal order); pairs sorted. Set VOLLEY_DETERMINISM_PRINT=1 to
  * print the digests. */
-#include "bvh/bvh_internal.h"
+#include "bvh/tree/tree.h"
 #include "scenes.h"
 #include "test_util.h"
 

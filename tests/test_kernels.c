@@ -6,7 +6,7 @@
  *  - a geometric oracle in double precision on moderate random scenes: where the double answer
  *    is clear by a margin, the kernel must give it, and its entry t must be within 1e-5 relative. */
 #include "box_kernels.h"
-#include "bvh/primitives.h"
+#include "bvh/rays/ray_tests.h"
 #include "simd/bvh_kernels.h"
 #include "test_util.h"
 

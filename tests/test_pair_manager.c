@@ -2,7 +2,7 @@
  * deleted lists equal the set differences; user data follows its pair; failing allocations. */
 #include <stdint.h>
 
-#include "sap/pair_manager.h"
+#include "broadphase/pair_manager.h"
 #include "test_sap_scenes.h"
 #include "test_util.h"
 

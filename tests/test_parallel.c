@@ -3,9 +3,10 @@
  * threads, the default pool, a job system that runs tasks inline and returns NULL (Box2D's
  * convention), and one whose enqueue fails. The second call on a context allocates nothing; bad
  * input is refused. */
-#include "bvh/bvh_internal.h"
-#include "bvh/parallel.h"
-#include "sap/prune_work.h"
+#include "bvh/tree/tree.h"
+#include "bvh/engine/blocks.h"
+#include "bvh/tree/refit.h"
+#include "box_prune/box_prune_work.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"

@@ -22,4 +22,10 @@ vl_status vl_array_reserve(void** data, uint32_t* capacity, uint32_t keep, uint6
 /* Frees an array made by vl_array_reserve and zeroes the capacity. */
 void vl_array_free(void** data, uint32_t* capacity, size_t elem_size);
 
+/* The typed forms used everywhere: arr is an lvalue of pointer type T* and cap its uint32_t
+ * capacity; the element size is sizeof(T). */
+#define VL_ARRAY_RESERVE(arr, cap, keep, needed) \
+    vl_array_reserve((void**)&(arr), &(cap), (keep), (needed), sizeof *(arr))
+#define VL_ARRAY_FREE(arr, cap) vl_array_free((void**)&(arr), &(cap), sizeof *(arr))
+
 #endif

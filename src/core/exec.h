@@ -1,7 +1,7 @@
 /* How a call runs (vl_exec, volley/tasks.h): on the allocator hooks, on the caller's scratch, or
  * on a context. Every entry point that takes a vl_exec reads it through these two helpers. */
-#ifndef VOLLEY_CORE_EXEC_H
-#define VOLLEY_CORE_EXEC_H
+#ifndef VL_CORE_EXEC_H
+#define VL_CORE_EXEC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
 
 vl_status vl_pair_buffer_reserve(vl_pair_buffer* buffer, uint32_t capacity) {
     if (!vl_pair_buffer_is_valid(buffer)) return VL_ERR_INVALID_ARGUMENT;
-    return vl_array_reserve((void**)&buffer->pairs, &buffer->capacity, buffer->count, capacity, sizeof(vl_pair));
+    return VL_ARRAY_RESERVE(buffer->pairs, buffer->capacity, buffer->count, capacity);
 }
 
 void vl_pair_buffer_free(vl_pair_buffer* buffer) {

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "compiler.h"
 #include "core/alloc.h"
 #include "core/tasks.h"
 
@@ -49,13 +50,6 @@ static inline uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline void pool_pause(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 /* Claims and runs ranges of the current task until none is left. */
 static void run_ranges(struct vl_thread_pool* p, uint32_t worker) {
@@ -76,7 +70,7 @@ static void* thread_main(void* arg) {
         for (uint64_t end = now_ns() + VL_POOL_SPIN_NS;
              atomic_load_explicit(&p->generation, memory_order_acquire) == seen &&
              !atomic_load_explicit(&p->quit, memory_order_relaxed) && now_ns() < end;)
-            pool_pause();
+            vl_cpu_pause();
         pthread_mutex_lock(&p->lock);
         while (!atomic_load_explicit(&p->quit, memory_order_relaxed) &&
                atomic_load_explicit(&p->generation, memory_order_acquire) == seen)
@@ -121,7 +115,7 @@ static void pool_finish(void* handle, void* user_ctx) {
     atomic_store_explicit(&p->closed, 1, memory_order_seq_cst);
     for (uint64_t end = now_ns() + VL_POOL_SPIN_NS; atomic_load_explicit(&p->running, memory_order_seq_cst) &&
                                                     now_ns() < end;)
-        pool_pause();
+        vl_cpu_pause();
     pthread_mutex_lock(&p->lock);
     while (atomic_load_explicit(&p->running, memory_order_seq_cst)) pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);

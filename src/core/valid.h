@@ -1,11 +1,12 @@
 /* What makes a caller's box and ray valid, written once: every entry point that takes them (and
  * the public vl_aabb_is_valid / vl_ray_is_valid) asks these. */
-#ifndef VOLLEY_CORE_VALID_H
-#define VOLLEY_CORE_VALID_H
+#ifndef VL_CORE_VALID_H
+#define VL_CORE_VALID_H
 
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <volley/types.h>
@@ -20,6 +21,13 @@ static inline bool vl_box_valid(const vl_aabb* b) {
 static inline bool vl_boxes_valid(const vl_aabb* boxes, uint32_t first, uint32_t end) {
     for (uint32_t i = first; i < end; i++)
         if (!vl_box_valid(&boxes[i])) return false;
+    return true;
+}
+
+/* Whether xyz[first..end) are all finite. */
+static inline bool vl_coords_finite(const float* xyz, size_t first, size_t end) {
+    for (size_t i = first; i < end; i++)
+        if (!isfinite(xyz[i])) return false;
     return true;
 }
 

@@ -13,6 +13,7 @@
 
 #include <volley/bvh.h>
 
+#include "compiler.h"
 #include "simd/lane_order.h"
 #include "simd/simd.h"
 
@@ -157,7 +158,7 @@ VL_INLINE uint32_t* vl_kw_compress8(uint32_t* dst, const uint32_t* ids, uint32_t
     static const int32_t nibble[8] = {0, 4, 8, 12, 16, 20, 24, 28};
     vl_i8 sel = vl_i8_shr_var(vl_i8_set1((int32_t)lanes[bits & 0xFFu]), vl_i8_loadu(nibble));
     vl_i8_storeu(dst, vl_i8_permute(vl_i8_loadu(ids), sel));
-    return dst + __builtin_popcount(bits);
+    return dst + vl_popcount32(bits);
 }
 #endif
 
@@ -272,7 +273,7 @@ VL_INLINE uint32_t vl_kw_ray_tri_rows(const float* row0, uint32_t stride, uint32
  * as vl_ray) at rays + 8 j; its record at rec + stride j, three quads: (origin, tmin),
  * (1 / dir, tmax), (dir, tmax), where dir's components under FLT_MIN in magnitude are flushed to
  * signed zeros (whose inverse is then infinite) and tmax is at most FLT_MAX. These are
- * vl_bvh_rayrec_set's float operations (primitives.h), so the records agree with it to the bit.
+ * vl_bvh_rayrec_set's float operations (ray_tests.h), so the records agree with it to the bit.
  * A ray that is not valid (a component NaN or infinite, none of dir at least FLT_MIN, tmin < 0 or
  * tmin > tmax) gets the retired record instead: 1 everywhere, tmin 0, tmax -1. Returns the valid
  * lanes; *flat gets those of them with a flushed component. */
@@ -328,7 +329,7 @@ VL_INLINE vl_i4 vl_k4_far_first(vl_f4 hit, vl_f4 tn) {
 }
 
 /* The entry t by which an any-hit walk orders the children hit: tmax where the box holds the
- * origin (entered at tmin), tn elsewhere (see visit_order4 in traverse_ray1.h). */
+ * origin (entered at tmin), tn elsewhere (see visit_order4 in ray1.h). */
 VL_INLINE vl_f4 vl_k4_origin_last(vl_f4 tn, vl_f4 tmin, vl_f4 tmax) {
     return vl_f4_select(vl_f4_le(tn, tmin), tmax, tn);
 }

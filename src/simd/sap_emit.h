@@ -7,6 +7,7 @@
 
 #include <volley/types.h>
 
+#include "compiler.h"
 #include "simd/lane_order.h"
 #include "simd/simd.h"
 
@@ -38,13 +39,13 @@ VL_INLINE vl_pair* vl_emit8(vl_pair* dst, uint32_t bits, const uint32_t* ids, ui
     if (mode == VL_EMIT_LOW_HIGH) a = vl_i8_min_u(q, c), b = vl_i8_max_u(q, c);
     vl_i8_storeu(dst, simde_mm256_unpacklo_epi32(a, b));
     vl_i8_storeu(dst + 4, simde_mm256_unpackhi_epi32(a, b));
-    return dst + __builtin_popcount(bits);
+    return dst + vl_popcount32(bits);
 }
 #else
 /* Writes (qid, ids[k]) per set bit k of bits (< 256), in lane order, as `mode` says; returns dst past
  * them. */
 VL_INLINE vl_pair* vl_emit8(vl_pair* dst, uint32_t bits, const uint32_t* ids, uint32_t qid, vl_emit_mode mode) {
-    for (; bits; bits &= bits - 1) *dst++ = vl_emit_pair(qid, ids[__builtin_ctz(bits)], mode);
+    for (; bits; bits &= bits - 1) *dst++ = vl_emit_pair(qid, ids[vl_ctz32(bits)], mode);
     return dst;
 }
 #endif

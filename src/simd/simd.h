@@ -14,8 +14,9 @@
 #define SIMDE_FAST_NANS
 #endif
 #include <simde/x86/avx2.h>
-
 #include <stdint.h>
+
+#include "compiler.h"
 
 #if defined(SIMDE_NO_NATIVE)
 #define VL_SIMD_BACKEND_NAME "portable"
@@ -37,8 +38,6 @@
 #else
 #define VL_SIMD_PREFERRED_WIDTH 4
 #endif
-
-#define VL_INLINE static inline __attribute__((always_inline))
 
 typedef simde__m128 vl_f4;
 typedef simde__m128i vl_i4;
