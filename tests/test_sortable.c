@@ -1,6 +1,6 @@
-/* Sortable-float encoding (seed 000, appendix A): keys order exactly as the floats do, equal
- * floats (+0 and -0 included) give equal keys, the inverse gives the float back, and the 4- and
- * 8-lane encoders agree with the scalar one. */
+/* Sortable-float encoding (Terdiman, "Sweep-and-prune", 2007, appendix A): keys order exactly as
+ * the floats do, equal floats (+0 and -0 included) give equal keys, the inverse gives the float
+ * back, and the 4- and 8-lane encoders agree with the scalar one. */
 #include "simd/kernels.h"
 #include "test_util.h"
 

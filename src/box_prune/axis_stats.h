@@ -1,5 +1,6 @@
-/* Sweep axis choice (seed 004): the axis along which box centres spread the most, so that the
- * sorted sweep meets the fewest candidates. */
+/* Sweep axis choice (Ericson, "Real-Time Collision Detection", 2005, 7.5.2: the axis of largest
+ * variance): the axis along which box centres spread the most, so that the sorted sweep meets the
+ * fewest candidates. */
 #ifndef VL_BOX_PRUNE_AXIS_STATS_H
 #define VL_BOX_PRUNE_AXIS_STATS_H
 

@@ -1,5 +1,5 @@
-/* The pair manager (seed 000, section 6): the set of overlapping pairs of handles, in one
- * contiguous array with no holes, hashed for O(1) add, find and remove.
+/* The pair manager (Terdiman, "Sweep-and-prune", 2007, section 6): the set of overlapping pairs of
+ * handles, in one contiguous array with no holes, hashed for O(1) add, find and remove.
  *
  * Changes are deferred to commit: a removal only flags the pair, and every pair touched since the
  * last commit is listed once, so that commit reports created and deleted pairs by walking that list,

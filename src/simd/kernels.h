@@ -12,8 +12,9 @@
 
 #include "simd/simd.h"
 
-/* Floats as uint32 keys with the same order (seed 000, appendix A): flip all bits of negatives,
- * the sign bit of positives. -0 is made +0 first, so that equal floats give equal keys. */
+/* Floats as uint32 keys with the same order (Terdiman, "Sweep-and-prune", 2007, appendix A): flip
+ * all bits of negatives, the sign bit of positives. -0 is made +0 first, so that equal floats give
+ * equal keys. */
 static inline uint32_t vl_float_to_sortable(float f) {
     uint32_t bits;
     f += 0.0f;

@@ -1,6 +1,6 @@
-/* VL_BROADPHASE_MULTI_SAP (seed 000, part II): a fixed grid of cells over the ground plane, each
- * cell a small persistent 3-axis SAP over its members, one pair manager for all of them.
- * multi_sap.c: life cycle, layout, the commit; multi_sap_cell.c: one cell's SAP;
+/* VL_BROADPHASE_MULTI_SAP (Terdiman, "Sweep-and-prune", 2007, part II): a fixed grid of cells over
+ * the ground plane, each cell a small persistent 3-axis SAP over its members, one pair manager for
+ * all of them. multi_sap.c: life cycle, layout, the commit; multi_sap_cell.c: one cell's SAP;
  * multi_sap_validate.c: the check of every invariant.
  *
  * An object is a member of every cell its ground footprint touches (closed intervals, so two

@@ -1,4 +1,5 @@
-/* VL_BROADPHASE_SAP: life cycle, the update walk (seed 000's start/stop rules), commit. */
+/* VL_BROADPHASE_SAP: life cycle, the update walk (the start/stop rules of Terdiman's
+ * "Sweep-and-prune"), commit. */
 #include "broadphase/sap/sap.h"
 #include "compiler.h"
 
@@ -51,11 +52,12 @@ static inline void sap_start(vl_sap* sap, const vl_bp_objects* o, uint32_t a, ui
  * intervals [lo, hi] and [qmin, qmax] interleave when bit 31 is set and bit 63 clear. */
 static inline uint64_t sap_packed_sub(uint32_t lo, uint32_t hi, uint64_t q) { return ((uint64_t)hi << 32 | lo) - q; }
 
-/* Moves the endpoint at index i of `axis` to `value`, applying the rules of seed 000: a min passing
- * a max leftwards, or a max passing a min rightwards, starts an overlap on this axis; the reverse
- * passes stop one. Either becomes a pair change when the boxes overlap on the two other axes,
- * which the loop tests by endpoint indices without a branch: the only branch taken is a real
- * pair change. The moving box's indices on the other axes stay put during the walk. */
+/* Moves the endpoint at index i of `axis` to `value`, applying the rules of Terdiman's
+ * "Sweep-and-prune": a min passing a max leftwards, or a max passing a min rightwards, starts an
+ * overlap on this axis; the reverse passes stop one. Either becomes a pair change when the boxes
+ * overlap on the two other axes, which the loop tests by endpoint indices without a branch: the
+ * only branch taken is a real pair change. The moving box's indices on the other axes stay put
+ * during the walk. */
 /* The walk of endpoint m from index i, for one axis and one direction (constants once inlined, so
  * that the moving box's indices on the two other axes j and k stay in registers); returns where m
  * belongs. Going left, a min passing a max starts an overlap; going right, a max passing a min.
@@ -107,7 +109,7 @@ VL_INLINE void sap_move_axis(vl_sap* sap, const vl_bp_objects* o, uint32_t h,
     if (new_max < old_max) sap_walk(sap, o, mx, p[1], axis, 1);
 }
 
-/* Moves box h from `from` to `box` (seed 000's update rules, see sap_walk). */
+/* Moves box h from `from` to `box` (Terdiman's update rules, see sap_walk). */
 static void sap_move_box(vl_sap* sap, const vl_bp_objects* o, uint32_t h, const vl_aabb* from, const vl_aabb* box) {
     sap_move_axis(sap, o, h, from, box, 0);
     sap_move_axis(sap, o, h, from, box, 1);

@@ -1,6 +1,6 @@
-/* VL_BROADPHASE_SAP, the persistent incremental 3-axis sweep-and-prune of seed 000: its layout,
- * shared by sap.c (life cycle, update walk, commit), sap_batch.c (batch insertion, rebuild, batch
- * removal) and sap_validate.c.
+/* VL_BROADPHASE_SAP, the persistent incremental 3-axis sweep-and-prune of Terdiman's
+ * "Sweep-and-prune" (2007): its layout, shared by sap.c (life cycle, update walk, commit),
+ * sap_batch.c (batch insertion, rebuild, batch removal) and sap_validate.c.
  *
  * Per axis, one sorted array of 8-byte endpoints between two sentinels; per object, the index of
  * each of its six endpoints. An endpoint is one integer, value << 32 | is_max << 31 | owner, with

@@ -1,4 +1,5 @@
-/* VL_BROADPHASE_STATIC_SAP: life cycle, the virtual walk of an update (seed 001), commit. */
+/* VL_BROADPHASE_STATIC_SAP: life cycle, the virtual walk of an update (Terdiman's static/bipartite
+ * SAP notes, Coder Corner, 2012), commit. */
 #include "broadphase/static_sap/static_sap.h"
 #include "compiler.h"
 

@@ -1,6 +1,7 @@
-/* VL_BROADPHASE_STATIC_SAP (seed 001, "Static/Bipartite SAP"): the layout shared by static_sap.c
- * (life cycle, the virtual walk of an update, commit), static_sap_batch.c (batches of statics and
- * dynamics: merge, compaction, ranks, box pruning) and static_sap_validate.c.
+/* VL_BROADPHASE_STATIC_SAP (Terdiman's "Static/Bipartite SAP" notes, Coder Corner, 2012): the
+ * layout shared by static_sap.c (life cycle, the virtual walk of an update, commit),
+ * static_sap_batch.c (batches of statics and dynamics: merge, compaction, ranks, box pruning) and
+ * static_sap_validate.c.
  *
  * Statics live in sorted endpoint arrays of the same encoding as sap.h (value << 32 | is_max << 31
  * | owner, sentinels at both ends), one of mins and one of maxes per axis, that an update of
