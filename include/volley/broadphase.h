@@ -39,8 +39,8 @@ extern "C" {
  * - NULL: the working storage (about 55 bytes per box: the boxes sorted, their sort keys, their
  *   listing in bands) comes from the allocator hooks and goes back before returning. Called once
  *   a frame in a process whose allocator returns freed memory to the system, that costs page
- *   faults on every call (Terdiman's 10k set: about 540 KB, 135 to 210 faults, a third of the
- *   call's time; docs/BOX_PRUNING.md);
+ *   faults on every call: a call every frame is better on a scratch or a context
+ *   (docs/guide/broadphase.md);
  * - exec->scratch: the same pairs in the same order on the caller's memory, at least
  *   vl_box_prune_scratch_size(count) bytes (NULL is fine where that is 0); its contents need no
  *   initialisation and mean nothing after the call;
@@ -86,6 +86,7 @@ VL_API size_t vl_box_prune_bipartite_scratch_size(uint32_t na, uint32_t nb);
 
 /* ---- broadphases -------------------------------------------------------------------------- */
 
+/* Which kind for which world: docs/guide/broadphase.md. */
 typedef enum vl_broadphase_kind {
     /* Persistent incremental 3-axis sweep-and-prune: boxes that move a little cost little, boxes
      * that do not move cost nothing. Batch insertion by box pruning. */
@@ -101,10 +102,10 @@ typedef enum vl_broadphase_kind {
     VL_BROADPHASE_STATIC_SAP = 2,
     /* Multi-SAP for wide flat worlds: a grid of small persistent SAPs over the ground plane, one
      * pair manager; huge objects (and infinite ones: a ground plane) kept apart in an overflow set.
-     * docs/MULTI_SAP.md. */
+     * docs/design/multi-sap.md. */
     VL_BROADPHASE_MULTI_SAP = 3,
     /* Hashed uniform 3D grid, cell size from the boxes: each commit re-pairs the objects that moved
-     * against the members of their cells. The simple baseline. docs/MULTI_SAP.md. */
+     * against the members of their cells. The simple baseline. docs/design/multi-sap.md. */
     VL_BROADPHASE_GRID = 4
 } vl_broadphase_kind;
 

@@ -102,7 +102,7 @@ VL_API vl_bvh_desc vl_bvh_default_desc(void);
  * VL_ERR_OUT_OF_MEMORY. *out is written only on VL_OK.
  * exec (volley/tasks.h): NULL, or a context whose job system runs the build: the per-primitive
  * passes run in pieces as tasks; the top levels are split on the calling thread down to ranges of
- * at most max(count / (2 workers), 4096) primitives, whose subtrees are then built as tasks and
+ * at most max(count / (4 x workers), 4096) primitives, whose subtrees are then built as tasks and
  * joined. The tree is identical, bit for bit, to the one built without a context (the same nodes
  * in the same order, the same primitive order), for any worker count and job system. Memory: a
  * copy of the nodes (up to 64 bytes per primitive) more while it runs; each subtree's task
@@ -137,17 +137,15 @@ VL_API vl_status vl_bvh_validate(const vl_bvh* bvh);
  * How a batch runs: small batches (under 4096 rays, or with fewer rays entering the tree's box than
  * one per leaf, counted in one chunk of 128K rays at most: up to about 200K entering rays on a
  * 1.1M-triangle world, at any batch size) trace the top levels of the tree as ray streams and go
- * on as 16 interleaved single-ray walks (measured faster at those sizes), 1024 rays at a time;
+ * on as 16 interleaved single-ray walks, 1024 rays at a time;
  * larger ones run as ray streams, 128K rays at a time, whose lists of 4 rays or fewer go on as the
  * interleaved walks. Batches under 8 rays go one ray at a time, as vl_bvh_raycast1.
  * VL_QUERY_GROUP_BY_ORIGIN (may be or'ed with either query) changes only the speed of batches of
  * more than 128K rays: each chunk of 128K takes rays whose origins share a cell of an 8x8x8 grid
  * over the tree's box (then a direction octant) and runs as ray streams, at the price of a
- * counting sort, 2 MB plus 6 bytes per ray more scratch, and hits written out of order. Measured on
- * a 1.1M-triangle world, 1M rays, against the same batch ungrouped (walks there): rays from
- * surfaces 1.44x faster, line of sight 1.16x closest hit and 1.18-1.22x any hit; rays from
- * anywhere across the scene 0.68-0.72x; and 0.66-0.88x on a scene that fits in the cache (streams
- * both ways: there is no memory traffic to save).
+ * counting sort, 2 MB plus 6 bytes per ray more scratch, and hits written out of order. It pays for
+ * rays that start on surfaces of a scene larger than the cache and costs elsewhere: when to set it,
+ * docs/guide/rays.md.
  * exec (volley/tasks.h):
  * - NULL: the scratch (about 96 KB plus 218 bytes per ray for the walks, 320 KB at most; 96 KB plus
  *   82 bytes per ray for the streams, 10.8 MB at most) comes from the allocator hooks once per
@@ -234,8 +232,7 @@ VL_API vl_status vl_bvh_raycast1(const vl_bvh* bvh, const vl_ray* ray, uint32_t 
  * context made block by block. Against one call over the whole batch without a context: hit or
  * miss did not differ in the tests, but the batch's traversal order decides near ties, so a
  * closest hit may name another primitive at a t within the sweep tolerance, and an any hit may be
- * another hit of the same sweep (measured: 8-10% of closest and 26-28% of any answers on 5000
- * sweeps from anywhere over a terrain world, many of them starting in contact).
+ * another hit of the same sweep.
  * VL_OK; VL_ERR_INVALID_QUERY when some sweeps were invalid (each answered as a miss, the rest
  * answered); VL_ERR_INVALID_ARGUMENT for a NULL bvh, sweeps or hits with count > 0, or an exec with
  * both a context and scratch; VL_ERR_INVALID_FLAGS for unknown flag bits (nothing written).
@@ -325,8 +322,8 @@ VL_API size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count);
 /* Refit: the same tree (topology, leaves, primitive order) over moved primitives. xyz holds the
  * tree's vertex_count vertices at their new places, the triangles' indices those of the build.
  * Updates everything the queries read (triangles, node boxes of the binary and 4-wide trees, their
- * margin), so that every query answers as on a fresh build of the new data. No allocation; about
- * an eighth of a build's time (1.1M triangles: 23 ms against 193 ms, one core). Not thread-safe:
+ * margin), so that every query answers as on a fresh build of the new data. No allocation; a
+ * fraction of a build's time (docs/measurements/tree.md). Not thread-safe:
  * no query may run on the tree meanwhile.
  * When to rebuild: refitting keeps the old grouping of primitives, so boxes stretch as primitives
  * move apart and queries slow; vl_bvh_stats.sah_growth tells by how much (the SAH cost now over

@@ -63,7 +63,7 @@ typedef struct vl_contact {
 /* Ray casts only: a hint for batches of more than 128K rays that do their work near their origins
  * (rays that start on surfaces: bounces, footing, line of sight along the ground): the batch is
  * traced in chunks of rays whose origins lie near each other instead of in the caller's order.
- * Same answers; see vl_bvh_raycast for what it costs and when it pays. */
+ * Same answers; what it costs: vl_bvh_raycast; when it pays: docs/guide/rays.md. */
 #define VL_QUERY_GROUP_BY_ORIGIN 2u
 
 /* Broadphase object flags. */
