@@ -641,7 +641,7 @@ BENCHMARK_TEMPLATE(BM_SapFrame, BulletDbvt)->DenseRange(0, 3)->Unit(benchmark::k
 // Not on the 100k scene: inserting 100k boxes one by one into Bullet's SAP alone takes minutes.
 BENCHMARK_TEMPLATE(BM_SapFrame, BulletSap32)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapInsert, BulletDbvt)->Arg(16384)->Arg(65536)->Arg(100000)->Unit(benchmark::kMillisecond);
-// One-by-one insertion is quadratic in Bullet's SAP: measured on smaller counts, scaled in docs/SAP.md.
+// One-by-one insertion is quadratic in Bullet's SAP: measured on smaller counts, scaled in docs/measurements/broadphase.md.
 BENCHMARK_TEMPLATE(BM_SapInsert, BulletSap32)->Arg(4096)->Arg(8192)->Arg(16384)->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 #endif
