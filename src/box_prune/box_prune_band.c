@@ -7,10 +7,12 @@
 #define VL_BAND_MAX 1024u   /* more bands only add listing cost */
 #define VL_BAND_MIN_BOXES 32 /* boxes per band, at least, on average */
 #define VL_BAND_SAMPLES 64u
-/* Sweep candidates per box below which listing boxes in bands costs about what it saves (measured:
- * Terdiman's 10k set, 308 per box, gains 20%; its halves, 154 per box, lose 12%). */
+/* Sweep candidates per box below which listing boxes in bands costs about what it saves: the sets
+ * above it (Terdiman's 10k) gain by bands, those below (its bipartite halves) lose
+ * (docs/measurements/broadphase.md). */
 #define VL_BAND_MIN_CANDIDATES 192.0
-/* The cost of listing a box in one more band, in candidate tests (measured on Terdiman's sets). */
+/* The cost of listing a box in one more band, in candidate tests (its value fits Terdiman's sets:
+ * docs/measurements/broadphase.md). */
 #define VL_BAND_ENTRY_COST 64.0
 
 /* Centre sums and extents of the boxes on the two other axes; a box whose extent is not finite on

@@ -13,12 +13,13 @@
 #endif
 
 /* The default hooks: malloc's own alignment where it suffices, else malloc with room to align
- * and the block's start kept in the word below the aligned pointer. A batch's 95 KB scratch,
- * allocated and freed through vl_mem_alloc: 119 ns with glibc's aligned_alloc(64), 27 ns so.
- * Blocks of VL_HUGE_MIN or more (a large tree's rows, nodes and build arrays) start on a 2 MiB
- * boundary and ask Linux for transparent huge pages, which systems that set THP to "madvise"
- * give only on request: a query that lands on a random leaf of a 86 MB tree then misses the
- * TLB far less (the world's build 210 -> 155 ms, its overlaps and sweeps 5-15% faster). */
+ * and the block's start kept in the word below the aligned pointer: a batch's scratch, allocated
+ * and freed through vl_mem_alloc, costs a fraction of glibc's aligned_alloc(64)
+ * (docs/measurements/rays.md). Blocks of VL_HUGE_MIN or more (a large tree's rows, nodes and build
+ * arrays) start on a 2 MiB boundary and ask Linux for transparent huge pages, which systems that
+ * set THP to "madvise" give only on request: a query that lands on a random leaf of a large tree
+ * then misses the TLB far less, and the build, overlaps and sweeps of such a tree run faster
+ * (docs/measurements/tree.md). */
 #define VL_HUGE_PAGE ((size_t)2 << 20)
 #define VL_HUGE_MIN ((size_t)4 << 20)
 

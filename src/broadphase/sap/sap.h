@@ -18,8 +18,8 @@
 
 #define VL_SAP_OWNER 0x7FFFFFFFu
 /* An update of at least MIN boxes estimates its endpoint swaps from SAMPLES of them; past
- * SWAPS_PER_OBJECT per live object a rebuild (sort + box pruning) is cheaper (measured: a rebuild
- * costs about as much as 50 swaps per object on the bench scenes). */
+ * SWAPS_PER_OBJECT per live object a rebuild (sort + box pruning) is cheaper (a rebuild costs
+ * about as much as 50 swaps per object on the bench's scenes: docs/measurements/broadphase.md). */
 #define VL_SAP_REBUILD_MIN 256u
 #define VL_SAP_REBUILD_SAMPLES 32u
 #define VL_SAP_REBUILD_SWAPS_PER_OBJECT 48u

@@ -115,10 +115,10 @@ static inline void vl_ray1_load_slab(vl_ray1* r, const float* rec) {
 /* The entry t by which a node's children hit are ordered: for any hit, those that hold the origin
  * (entered at tmin) go last, as if entered at tmax, and the others nearest first. A ray that
  * leaves a surface (a bounce, a shadow ray) starts inside the boxes around that surface, which it
- * rarely hits again, and crosses them only in part. Measured (any hit, single ray and batches of
- * 1024): bunny diffuse +27-28%, camel diffuse +18%, world diffuse +4-6%; line of sight -2% to +4%;
- * world random -3%. Deferring only the leaves lost 10-28%, and deferring a batch's seeds too lost
- * 2-5%. An any-hit ray's tmax stays put until it is done, so no such entry is culled. */
+ * rarely hits again, and crosses them only in part: bounces run faster so, most on a mesh in
+ * cache, and the other sets about alike. Nodes are deferred as well as leaves (the gain is in the
+ * upper levels), and a batch's seeds are not (docs/measurements/rays.md, rejected.md). An any-hit
+ * ray's tmax stays put until it is done, so no such entry is culled. */
 static inline vl_f4 vl_ray1_visit_order(const vl_ray1* r, vl_f4 tn, float tmax) {
     return r->any_hit ? vl_k4_origin_last(tn, r->tmin, vl_f4_set1(tmax)) : tn;
 }
@@ -202,10 +202,9 @@ VL_INLINE uint32_t vl_stack1_push4(vl_stack1* stack, uint32_t top, vl_f4 hit, vl
 /* One ray against the 4 child boxes of a node4 (4 lanes); the children hit within [tmin, tmax]
  * go on the stack, farthest first (of equal ones, the first child on top), so that the nearest is
  * popped next, without a branch on how many were hit, which no predictor learns. `prefetch`:
- * the children hit are fetched at once, which the single-ray walk wants (measured on the world:
- * +12-20%, the far ones' loads overlap the near one's subtree) and the interleaved walks do not
- * (their steps already overlap each other's loads; measured -20-25% on the bunny, and on the
- * camel, whose tree fits in L2). */
+ * the children hit are fetched at once, which the single-ray walk wants (the far ones' loads
+ * overlap the near one's subtree) and the interleaved walks do not (their steps already overlap
+ * each other's loads, so the fetches only cost: docs/measurements/rays.md, rejected.md). */
 static inline uint32_t vl_ray1_push_children(const vl_bvh* bvh, const vl_bvh_node4* w, vl_ray1* r, float tmax,
                                              vl_stack1* stack, uint32_t top, int prefetch) {
     vl_f4 tn, hit = r->parallel ? vl_ray1_slab_exact(w, r, tmax, &tn) : vl_ray1_slab_signed(w, r, tmax, &tn);

@@ -42,16 +42,13 @@ vl_bvh_plan vl_bvh_plan_way(uint32_t count, uint32_t flags, int walks) {
 }
 
 /* Below VL_WALK_BATCH rays, or under one ray entering the tree per leaf, lists are too sparse for
- * the streams to beat the single-ray walks. Batches of 4096 to 262144: on the bunny and the camel,
- * in cache, random rays run faster as walks up to about one entering ray per leaf, by up to 35%,
- * while bounces want the streams from 0.3 per leaf and line of sight from about 0.6, by up to 1.9x
- * at one per leaf; on the world, 201K leaves and 86 MB, the walks lead up to 262144 rays or tie,
- * on line of sight by 14% to 2.6x, on random rays by up to 59%; rays that miss the tree's box count
- * for neither; no one density fits every set, and one per leaf loses least. The streams see one
- * chunk at a time, so a batch of several chunks counts as one chunk, unless grouped by origin,
- * when each chunk crowds one part of the tree (the world, 1M rays, 8 chunks of 0.65 rays per
- * leaf: walks against streams, random +31% closest hit and +21% any hit, bounces +3-4%, line of
- * sight +14% closest, -11% any; grouped, the streams lead by 0-43%). */
+ * the streams to beat the single-ray walks. No one density fits every set: in a tree that sits
+ * in cache, random rays favour the walks up to about one entering ray per leaf while bounces and
+ * line of sight favour the streams from fewer; in a tree that outgrows the cache the walks lead or
+ * tie further. One per leaf is where no set loses much. Rays that miss the tree's box count for
+ * neither. The streams see one chunk at a time, so a batch of several chunks counts as one chunk,
+ * unless grouped by origin, when each chunk crowds one part of the tree and the streams lead
+ * (docs/measurements/rays.md). */
 vl_bvh_plan vl_bvh_plan_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags) {
     const uint32_t leaves = (bvh->node_count + 1) / 2;
     const uint32_t dense = leaves / VL_STREAM_LEAVES_PER_RAY; /* rays entering the tree for the streams */

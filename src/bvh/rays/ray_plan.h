@@ -5,14 +5,14 @@
 
 #include "bvh/rays/rays.h"
 
-/* Rays the streams trace together (a chunk's records take 6 MB, its list arena 4 MB). Larger
- * chunks put more rays on each node: 16K rays ran 20% slower, 256K about the same. */
+/* Rays the streams trace together (a chunk's records take 6 MB, its list arena 4 MB). A larger
+ * chunk puts more rays on each node, which pays up to this size and no further
+ * (docs/measurements/rays.md). */
 #define VL_STREAM_CHUNK 131072u
 
 /* Rays the walks take at a time, so that their records and seeds stay in L2 beside the tree's
- * nodes. Against whole batches of 65536 rays on the world, 4096 ran random rays 49% faster,
- * diffuse 18%, line of sight 11%; 1024 against 4096: bunny, batches of 4096 and 16384, 0 to +8%,
- * the world at 16384 and 65536 +1 to +3%; 512 and 2048 within 5% of 1024 either way. */
+ * nodes: a whole large batch walked at once runs slower, and the sizes either side of this one
+ * run about alike (docs/measurements/rays.md). */
 #define VL_WALK_CHUNK 1024u
 
 /* Batches of fewer rays go as walks: their lists are too sparse for the streams (see
@@ -39,7 +39,8 @@ typedef struct vl_bvh_plan {
 /* The plan of a batch of count rays (>= VL_WALKS / 2) that goes as walks or as streams. */
 vl_bvh_plan vl_bvh_plan_way(uint32_t count, uint32_t flags, int walks);
 
-/* The plan of this batch of count rays (>= VL_WALKS / 2): walks or streams, as measured best. */
+/* The plan of this batch of count rays (>= VL_WALKS / 2): walks or streams, by its size and density
+ * (ray_plan.c). */
 vl_bvh_plan vl_bvh_plan_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t count, uint32_t flags);
 
 #endif

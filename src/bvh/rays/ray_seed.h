@@ -14,9 +14,9 @@ _Static_assert(VL_SEEDS_PER_RAY_MAX == 1u << (2 * VL_SEED_DEPTH), "4^VL_SEED_DEP
 #define VL_SEED_MIN_LIST 8u
 
 /* A node's children stay streams only while its rays hit at most VL_SEED_FANOUT8 / 8 of them on
- * average: rays that enter many boxes are better culled one by one. 11 (1.375 children): the
- * bunny's bounces, 1.46 at its root, ran 1-4% faster as walks from the root than seeded at 1.5,
- * the camel's 2.5%, the world within noise. */
+ * average: rays that enter many boxes are better culled one by one. 11 (1.375 children) sends
+ * the bunny's bounces, which fan out more than that at its root, on walks from the root, where
+ * they run faster than seeded (docs/measurements/rays.md). */
 #define VL_SEED_FANOUT8 11u
 
 /* Bytes of the seeds' block for a chunk of `chunk` rays. */

@@ -6,15 +6,16 @@
 
 #include "bvh/rays/ray_walk.h"
 
-/* Lists of at most this many rays go on as interleaved single-ray walks. 4: against 2 and 8, the
- * bunny ran 3% faster at 2, the world 5-15% faster at 4 or 8. */
+/* Lists of at most this many rays go on as interleaved single-ray walks. 4: a tree that outgrows
+ * the cache wants lists of 4 or more sent to the walks, whose steps hide its misses, and one in
+ * cache wants fewer; 4 costs the latter little (docs/measurements/rays.md). */
 #define VL_STREAM_REMNANT 4u
 
 /* Closest hit: lists of at least this many rays (a whole chunk, VL_STREAM_CHUNK) send each ray
  * into its own nearest child first; smaller ones take the children by their rays' mean entry t.
- * Against lists of 16384: bunny bounces +13-17%, line of sight +3-11%, the camel's bounces +4%;
- * the world's batches grouped by origin, line of sight -4.5%, bounces +4.6%. Never splitting:
- * the world's line of sight -14%. */
+ * A whole chunk's list is where the split pays (a large tree's line of sight needs it); on
+ * smaller lists (a smaller batch's root, a chunk's lower levels) it cuts each child's list into
+ * two sparser ones and costs more than it saves (docs/measurements/rays.md). */
 #define VL_STREAM_NEAR_FIRST 131072u
 
 /* Traces the live records arena[0, n) as ray streams from the root; lists of at most

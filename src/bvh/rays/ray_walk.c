@@ -2,7 +2,8 @@
  * streams' last rays. Rays keep their own walks rather than the shared ones (engine/walks.h): these
  * pop every walk's next visit before any node test, test nodes two walks per 8-lane pass, push 4
  * children branch-free by a sorting network, start from several seeds and share a record among a
- * ray's walks; as a keyed kind of the shared walks they ran 1.0-2.7x slower (src/bvh/README.md). */
+ * ray's walks, all of which a keyed kind of the shared walks would give up (src/bvh/README.md;
+ * docs/measurements/rejected.md). */
 #include "bvh/rays/ray1.h"
 #include "compiler.h"
 
@@ -105,11 +106,10 @@ static inline void push_children_pair(const vl_bvh* bvh, vl_walk* a, vl_walk* b)
 
 /* Rounds: every live walk pops its next visit, onto the node list or the leaf list (no branch on
  * which); then the node4 visits are made, two walks at a time where 8 lanes are native, and then
- * the leaves. A walk whose stack is empty starts the next job. Against one walk's step per turn
- * in round robin (batches of 1024, closest hit, Mrays/s): AVX2, bunny random 12.2 -> 12.9,
- * diffuse 2.77 -> 3.17, line of sight 5.19 -> 6.06; world diffuse 3.38 -> 3.87; SSE4.1 (one walk
- * per step), bunny random 8.1 -> 9.1, diffuse 2.04 -> 2.26, line of sight 4.19 -> 4.48. A step's
- * loads overlap the other walks' steps, so fetching a walk's next visit a round early
+ * the leaves. A walk whose stack is empty starts the next job. The pops read what the walks wrote
+ * a round ago, so a mispredicted pop does not flush the steps in flight: rounds run faster than
+ * one walk's step per turn in round robin, on 8 lanes and on 4 (docs/measurements/rays.md). A
+ * step's loads overlap the other walks' steps, so fetching a walk's next visit a round early
  * (prefetch_next) pays in large trees only (see VL_WALK_PREFETCH_BYTES). */
 void vl_bvh_trace_walks(const vl_bvh* bvh, float* rec, const vl_bvh_jobs* jobs, int parallel, int any_hit,
                         vl_hit* hits, void* scratch) {

@@ -56,9 +56,8 @@ static vl_status trace_batch(const vl_bvh* bvh, const vl_ray* rays, uint32_t cou
 }
 
 /* Rays of a batch whose rays and answers are fetched before the call plans: a small batch's lines
- * are new to the cache, in a call too short for the hardware prefetcher to run ahead of them
- * (batches of 64 out of 1M rays: bunny line of sight +5.8%, random +3.5%, random any hit +2.1%,
- * line of sight any hit +1.2%, world random +3.7%; batches of 1024 +0.9%). */
+ * are new to the cache, in a call too short for the hardware prefetcher to run ahead of them;
+ * the smaller the batch, the more this pays (docs/measurements/rays.md). */
 #define VL_FETCH_RAYS 256u
 
 /* The plan of a checked batch of at least VL_WALKS / 2 rays, its first rays fetched meanwhile. */

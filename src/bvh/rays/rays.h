@@ -8,8 +8,9 @@
 #define VL_BVH_RAY_FLAGS (VL_QUERY_ANY | VL_QUERY_GROUP_BY_ORIGIN)
 
 /* Trees of this many bytes or more outgrow the cache: there the interleaved walks fetch each
- * walk's next visit a round ahead. 24 MiB: on worlds of 46 and 85 MB it gained 8-12% and 16-27%,
- * on a 10 MB world it lost 4-7%, on the bunny and the camel 6-20%. */
+ * walk's next visit a round ahead. In smaller trees the walks' loads mostly hit the cache and
+ * the fetches cost more than they hide; 24 MiB lies between the largest tree that loses by them
+ * and the smallest that gains (docs/measurements/rays.md). */
 #define VL_WALK_PREFETCH_BYTES ((size_t)24 << 20)
 
 static inline int vl_bvh_outgrows_cache(const vl_bvh* bvh) { return vl_bvh_bytes(bvh) >= VL_WALK_PREFETCH_BYTES; }

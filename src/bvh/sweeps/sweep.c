@@ -3,7 +3,8 @@
  * (vl_sweep_trace_walks; one sweep: one walk), the answers written in the caller's order.
  * Incoherent sweeps share little of the tree and their leaf tests (exact, in double) dominate, so
  * a batch wins by hiding the walks' memory latency, not by sharing nodes: the batch engine's lists
- * ran 0.83-0.94x the single walk (docs/measurements/rejected.md). They need no scratch: a caller's is not read. */
+ * run slower than the single walk (docs/measurements/rejected.md). They need no scratch: a
+ * caller's is not read. */
 #include <math.h>
 
 #include "bvh/sweeps/sweep.h"

@@ -92,7 +92,7 @@ float vl_bvh_triangle_pad(const float lo[3], const float hi[3]) {
     return extent * (16.0f * VL_BVH_TRIANGLE_EPSILON) + 1e-30f;
 }
 
-/* The SAH cost a refit's sah_growth is measured against. */
+/* The SAH cost that a refit's sah_growth compares the tree's with. */
 static void set_build_sah(vl_bvh* tree) {
     vl_bvh_stats st;
     tree->build_sah = 0.0;

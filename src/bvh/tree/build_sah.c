@@ -1,7 +1,8 @@
 /* Top-down binned SAH on all three axes with one pass over a range's primitives per level: the
  * pass that partitions a range also bins its two children. A range carries its box (the union of
  * its bins on its side of the split) and bounds of its centroids that set its bins: its parent's
- * clipped to its own box (measured: SAH within 0.3% of exact bounds, which cost a pass). */
+ * clipped to its own box (nearly the SAH of exact bounds, which would cost a pass of their own:
+ * docs/measurements/tree.md). */
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -149,7 +150,8 @@ static vl_binning binning_of(const vl_build* b, const vl_range* t) {
     vl_binning g;
     uint32_t n = t->end - t->begin;
     g.nb = b->bins;
-    /* small ranges: fewer bins (measured: SAH within 0.3%, build 10% faster) */
+    /* small ranges: fewer bins, which build faster for about the same SAH
+     * (docs/measurements/tree.md) */
     if (n < 4 * g.nb) g.nb = n < 16 ? 4 : n / 4;
     /* not binned: a flat axis, or one whose centroids span more than FLT_MAX (the extent and the
      * distances to cmin overflow, which would make bin indices NaN); nor lane 3 (extent 0 or NaN) */
@@ -254,9 +256,9 @@ static void child_of(const vl_build* b, const vl_range* t, vl_f8 box, uint32_t b
  * primitive into its side's bin set (kid[0] right at bins, kid[1] left one stride further).
  * Blocks of primitives are sorted first and binned after, so that a bin's load never waits on the
  * partition's stores; in large ranges every other primitive goes to the spare sets, merged at the
- * end (a run of primitives in one bin is then two chains of loads and stores, each half as long;
- * measured: world 304 -> 288 ms). Returns the right side's start. Forced inline, as bin_range: the
- * serial loop and the pieces both call it (as a call it cost the serial build 1.8% more instructions). */
+ * end (a run of primitives in one bin is then two chains of loads and stores, each half as long:
+ * docs/measurements/tree.md). Returns the right side's start. Forced inline, as bin_range: the
+ * serial loop and the pieces both call it, and a call adds instructions to the serial build. */
 VL_INLINE uint32_t partition(vl_build* b, const vl_range* t, const vl_split* s, vl_range* const kid[2], vl_f8* bins,
                              vl_f8* spare, uint32_t stride) {
     const vl_binning g = t->g;
@@ -304,7 +306,8 @@ VL_INLINE uint32_t partition(vl_build* b, const vl_range* t, const vl_split* s, 
 
 /* A split of two primitives, one leaf each (the lower centroid left, along the axis that
  * separates them most), when the SAH prefers it to one leaf: the cost the bins would find, without
- * them (measured: half the ranges of the world scene). Returns the right side's start, or t->begin. */
+ * them (half the world scene's ranges hold two primitives: docs/measurements/tree.md). Returns the
+ * right side's start, or t->begin. */
 static uint32_t split_pair(vl_build* b, const vl_range* t, vl_range* left, vl_range* right, int* axis) {
     uint32_t* idx = b->idx + t->begin;
     vl_f8 rec[2] = {vl_f8_load(b->rec + 8 * (size_t)idx[0]), vl_f8_load(b->rec + 8 * (size_t)idx[1])};

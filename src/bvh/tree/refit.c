@@ -1,7 +1,7 @@
 /* Refit: the tree's topology kept, its triangles or boxes and every node box recomputed from the
  * moved primitives. One post-order walk over the binary nodes (children first; it meets the leaves
- * in the order of their slots, so the rows are written as one stream: world refit 29 -> 22.5 ms
- * against a pass from the last node to the first), then one pass over the node4s, which copy the
+ * in the order of their slots, so the rows are written as one stream, faster than a pass from the
+ * last node to the first: docs/measurements/tree.md), then one pass over the node4s, which copy the
  * boxes of the binary nodes they were collapsed from. No allocation. The same steps (the walk over
  * a subtree, ranges of nodes for the others) serve the parallel form (refit_tasks.c). */
 #include <float.h>
