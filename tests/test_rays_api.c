@@ -405,5 +405,5 @@ int main(void) {
     test_triangle_reference();
     test_grazing_rays();
     CHECK(vl_get_bytes_in_use() == 0, "bytes in use at the end: %zu", vl_get_bytes_in_use());
-    return test_finish("test_bvh_api");
+    return test_finish("test_rays_api");
 }
