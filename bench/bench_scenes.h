@@ -1,4 +1,4 @@
-// The scenes of the BVH benches (bench_bvh, bench_bvh_overlap, bench_bvh_sweep, bench_parallel):
+// The scenes of the BVH benches (bench_rays, bench_overlaps, bench_sweeps, bench_context):
 // the bunny (bunny00.off, when the data folder is there) and the procedural world of 1.1M
 // triangles, with their volley BVH, and the same meshes handed to the peers (Embree 3, Bullet)
 // when CMake found them.

@@ -54,7 +54,7 @@ static inline float fuzz_coord(fuzz_input* in) {
     return f;
 }
 
-/* The head of a fuzzed BVH scene (fuzz_bvh, fuzz_bvh_sweep): a mode byte (bit 0: boxes rather
+/* The head of a fuzzed BVH scene (fuzz_rays, fuzz_sweeps): a mode byte (bit 0: boxes rather
  * than triangles; the bits above: the leaf size, 1 to 8), then the primitive count, 1 to `max`.
  * Returns the build description with that leaf size. */
 static inline vl_bvh_desc fuzz_bvh_head(fuzz_input* in, uint32_t max, int* boxes, uint32_t* count) {

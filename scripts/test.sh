@@ -253,9 +253,9 @@ run_profile() {
 # The longest brute-force programs (tests/CMakeLists.txt) run at a share of their flavour's scale
 # in every flavour but native, which runs them at full size: what keeps the whole suite near 30
 # minutes on 2 cores. Measured on the 2-core machine beside other work (load 4-7): asan at
-# 0.3 x 1 took 19m13s (test_bvh_overlap 810 s), at 0.3 x 0.3 test_bvh_overlap still 569 s;
-# aarch64 at 0.3 x 0.5 12m42s (test_bvh 335 s, test_parallel 329 s); sse41 at 1 x 0.5 4m08s
-# (test_broadphase 132 s); tsan at 0.1 x 1: test_bvh_overlap 678 s, test_bvh 560 s,
+# 0.3 x 1 took 19m13s (test_overlaps 810 s), at 0.3 x 0.3 test_overlaps still 569 s;
+# aarch64 at 0.3 x 0.5 12m42s (test_rays 335 s, test_*_context, then one program, 329 s);
+# sse41 at 1 x 0.5 4m08s (test_broadphase 132 s); tsan at 0.1 x 1: test_overlaps 678 s, test_rays 560 s,
 # test_broadphase 304 s; asan at 0.3 x 0.3 15m31s beside the tsan run. With these shares on the
 # same machine nearly idle (load 0.2-4), build folders present: native 2m08s, sse41 0m28s,
 # asan 3m21s, tsan 9m40s (load 3-4), portable 1m12s with its build, aarch64 3m29s, fuzz 0m55s +

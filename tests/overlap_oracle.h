@@ -3,7 +3,7 @@
  * stated tolerance, 8x over: it must not be) or -1 (within the tolerance: either answer is right,
  * and the pair is counted as skipped). The tolerance is the one bvh.h states, relative to the
  * pair's own sizes (the triangle's extent, the sphere's radius), never to the distance from the
- * origin. Shared by tests/test_bvh_*.c and fuzz/fuzz_bvh_overlap.c. */
+ * origin. Shared by tests/test_overlaps.c, tests/test_tree_refit.c and fuzz/fuzz_overlaps.c. */
 #ifndef VL_TESTS_OVERLAP_ORACLE_H
 #define VL_TESTS_OVERLAP_ORACLE_H
 

@@ -1,8 +1,9 @@
 /* One-shot box pruning against brute force: every scene, complete and bipartite, Terdiman's box
  * sets with their published pair counts, banded pruning on forced grids, every scene and the band
- * borders again at the far offsets of scenes.h (parallel forms too), bad input, failing
- * allocations. The scratch calls and the pruner against the allocating calls: the same pairs in
- * the same order, no allocation, bad scratch refused with nothing written. */
+ * borders again at the far offsets of scenes.h (on a context, with and without a job system,
+ * too), bad input, failing allocations. The calls on scratch against the allocating calls: the
+ * same pairs in the same order, no allocation, bad scratch refused with nothing written; on a
+ * context: the same set. The context form's own order and memory: test_box_prune_context.c. */
 #include <stdint.h>
 
 #include <volley/volley.h>
@@ -481,59 +482,6 @@ static void test_bad_buffers(void) {
     test_alloc_end(&h);
 }
 
-/* The pruner grows to its largest call and then allocates nothing; failing allocations leave it
- * working and out unchanged; destroy gives everything back. */
-static void test_pruner_memory(void) {
-    uint32_t n = 4000;
-    vl_aabb* boxes = malloc(n * sizeof *boxes);
-    test_rng r = {31};
-    for (uint32_t i = 0; i < n; i++) boxes[i] = scene_box(&r, SCENE_CLUSTERED);
-    size_t before = vl_get_bytes_in_use();
-    test_alloc_hooks h;
-    test_alloc_begin(&h);
-    vl_context* ctx = NULL;
-    vl_pair_buffer out = {0}, want = {0};
-    CHECK(vl_context_create(NULL, &ctx) == VL_OK, "create");
-    const vl_exec on_ctx = {.context = ctx};
-    CHECK(vl_box_prune(boxes, n, &want, NULL) == VL_OK, "want");
-    int failures = 0;
-    for (long budget = 0;; budget++) {
-        out.count = 0;
-        h.budget = budget;
-        vl_status s = vl_box_prune(boxes, n, &out, &on_ctx);
-        h.budget = -1;
-        if (s == VL_OK) break;
-        CHECK(s == VL_ERR_OUT_OF_MEMORY && out.count == 0, "budget %ld: %s", budget, vl_status_string(s));
-        failures++;
-    }
-    CHECK(failures >= 2, "only %d failures", failures);
-    qsort(out.pairs, out.count, sizeof *out.pairs, test_pair_cmp);
-    qsort(want.pairs, want.count, sizeof *want.pairs, test_pair_cmp);
-    CHECK(out.count == want.count && memcmp(out.pairs, want.pairs, out.count * sizeof *out.pairs) == 0, "pairs");
-    long allocs = h.allocs;
-    for (int frame = 0; frame < 5; frame++) {
-        out.count = 0;
-        CHECK(vl_box_prune(boxes, n - (uint32_t)frame * 100, &out, &on_ctx) == VL_OK, "frame");
-        CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2 - (uint32_t)frame, &out, &on_ctx) == VL_OK,
-              "frame bipartite");
-    }
-    /* the bipartite calls grew it once (the second set), then nothing */
-    long grown = h.allocs - allocs;
-    allocs = h.allocs;
-    for (int frame = 0; frame < 5; frame++) {
-        out.count = 0;
-        CHECK(vl_box_prune(boxes, n, &out, &on_ctx) == VL_OK, "frame");
-        CHECK(vl_box_prune_bipartite(boxes, n / 2, boxes + n / 2, n / 2, &out, &on_ctx) == VL_OK, "frame");
-    }
-    CHECK(h.allocs == allocs, "warm frames allocated %ld times (the first ones %ld)", h.allocs - allocs, grown);
-    vl_context_destroy(ctx);
-    vl_pair_buffer_free(&out);
-    vl_pair_buffer_free(&want);
-    test_alloc_end(&h);
-    CHECK(h.bytes == 0 && vl_get_bytes_in_use() == before, "pruner leaked %zu bytes", h.bytes);
-    free(boxes);
-}
-
 static void test_failing_allocator(void) {
     uint32_t n = 3000;
     vl_aabb* boxes = malloc(n * sizeof *boxes);
@@ -576,7 +524,6 @@ int main(void) {
     test_terdiman();
     test_bands();
     test_failing_allocator();
-    test_pruner_memory();
     vl_context_destroy(g_ctx);
     test_alloc_end(&g_hooks);
     return test_finish("test_box_prune");

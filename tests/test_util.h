@@ -33,9 +33,10 @@ static inline int test_finish(const char* name) {
 }
 
 /* VOLLEY_TEST_SCALE (default 1) shrinks or grows the random cases; sanitizer and qemu runs use less.
- * VOLLEY_TEST_WEIGHT (default 1), set by tests/CMakeLists.txt on the longest brute-force programs
- * only, multiplies it in the flavours that ask (VOLLEY_TEST_HEAVY_SCALE), so that the whole suite
- * fits its time while the short programs keep their full cases. */
+ * VOLLEY_TEST_WEIGHT (default 1), set by tests/CMakeLists.txt on the heavy programs only (the
+ * longest brute-force ones, the calls on a context), multiplies it in the flavours that ask
+ * (VOLLEY_TEST_HEAVY_SCALE), so that the whole suite fits its time while the short programs keep
+ * their full cases. */
 static inline double test_scale(void) {
     const char* s = getenv("VOLLEY_TEST_SCALE");
     const char* w = getenv("VOLLEY_TEST_WEIGHT");

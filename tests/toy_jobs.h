@@ -34,7 +34,7 @@ typedef struct toy_arg {
 
 static toy_arg g_toy_args[VL_MAX_WORKERS];
 
-static void* toy_thread(void* arg) {
+static inline void* toy_thread(void* arg) {
     toy_arg* a = arg;
     toy_task* t = a->task;
     for (;;) {
@@ -46,7 +46,7 @@ static void* toy_thread(void* arg) {
     return NULL;
 }
 
-static void* toy_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
+static inline void* toy_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
     toy_system* s = user;
     toy_task* t = &s->task;
     t->fn = fn, t->task_ctx = task_ctx, t->items = items;
@@ -69,14 +69,14 @@ static void* toy_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, voi
     return t;
 }
 
-static void toy_finish(void* handle, void* user) {
+static inline void toy_finish(void* handle, void* user) {
     (void)user;
     toy_task* t = handle;
     for (uint32_t w = 0; w < t->workers; w++) pthread_join(t->threads[w], NULL);
 }
 
 /* Runs every range here, in reverse order of ranges, under made-up worker indices, and returns NULL. */
-static void* inline_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
+static inline void* inline_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
     toy_system* s = user;
     uint32_t ranges = (items + min_range - 1) / min_range;
     for (uint32_t r = ranges; r-- > 0;) {
@@ -88,14 +88,14 @@ static void* inline_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, 
 }
 
 /* Declines every task (returns NULL without running it): volley runs it on the caller. */
-static void* failing_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
+static inline void* failing_enqueue(vl_task_fn* fn, uint32_t items, uint32_t min_range, void* task_ctx, void* user) {
     (void)fn, (void)items, (void)min_range, (void)task_ctx;
     toy_system* s = user;
     s->declined++;
     return NULL;
 }
 
-static void never_finish(void* handle, void* user) {
+static inline void never_finish(void* handle, void* user) {
     (void)handle, (void)user;
     CHECK(0, "finish called for a task that enqueue did not take");
 }
@@ -106,7 +106,7 @@ static const uint32_t k_workers[] = {1, 2, 3, 4, 7};
 #define WORKER_CASES (sizeof k_workers / sizeof k_workers[0])
 
 /* A context over job system `sys` with `workers` workers (pool made when needed). */
-static vl_context* make_context(int sys, uint32_t workers, toy_system* toy, vl_thread_pool** pool) {
+static inline vl_context* make_context(int sys, uint32_t workers, toy_system* toy, vl_thread_pool** pool) {
     vl_task_system ts = {NULL, NULL, toy, workers};
     *pool = NULL;
     memset(toy, 0, sizeof *toy);

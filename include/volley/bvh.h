@@ -40,7 +40,7 @@
  * t; a closest hit is no later than any sure hit (plus the bands). Between the two, either answer
  * may come. Box trees: entry t within 2^-20 of itself. This is checked at 0, +-2^10, +-2^13 and
  * +-2^17 from the origin on soups, a terrain world, real meshes and box trees
- * (tests/test_bvh_far.c: no answer needed more than 2^-21 in place of 2^-17). What remains is the
+ * (tests/test_rays_far.c: no answer needed more than 2^-21 in place of 2^-17). What remains is the
  * input's own rounding: the triangles and rays are floats, spaced 2^-6 apart at 2^17 (2^-13 at
  * 2^10): a mesh with detail finer than that (a 0.15-unit bunny has about 10 distinct positions per
  * axis there) is answered exactly as the float mesh it became, not as the mesh it was in double,

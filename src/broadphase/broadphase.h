@@ -5,7 +5,7 @@
  * it; a folder broadphase/<kind>/ whose ops table (designated initializers, the optional ops left
  * out) reads bp->desc.context in its commit where it can spread work, with the same answers for
  * any worker count; one case in the kind switch (broadphase.c); and the kind in the brute-force
- * sequences, handles, offsets and context tests (tests/test_broadphase*.c, test_handles.c), in the
+ * sequences, handles, offsets and context tests (tests/test_broadphase*.c, test_broadphase_handles.c), in the
  * broadphase fuzzer and in the bench's frame rows. */
 #ifndef VL_BROADPHASE_BROADPHASE_H
 #define VL_BROADPHASE_BROADPHASE_H

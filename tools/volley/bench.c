@@ -18,9 +18,10 @@ static const char bench_usage[] =
     "overlaps (65536 queries on the surface, sized like the triangles) and sphere and box sweeps\n"
     "(16384, closest hit), batched and one at a time, on the same scenes; then the broadphase\n"
     "kinds, microseconds per frame (the median frame), on the first three scenes of the README's\n"
-    "broadphase table, with the boxes and moves of bench/bench_sap.cpp: \"8,192 boxes, 10% moving\",\n"
-    "\"8,192 boxes, all moving\" and \"flat world, 16,384 boxes, 10% moving\". One thread. Warns\n"
-    "when the machine is busy (load average against cores) and when repeated timings spread over 10%.\n"
+    "broadphase table, with the boxes and moves of bench/bench_broadphase.cpp:\n"
+    "\"8,192 boxes, 10% moving\", \"8,192 boxes, all moving\" and \"flat world, 16,384 boxes, 10% moving\".\n"
+    "One thread. Warns when the machine is busy (load average against cores) and when repeated\n"
+    "timings spread over 10%.\n"
     "\n"
     "  -r, --rays SET        random, diffuse, los (line of sight) or all (default all)\n"
     "  -b, --batch N         rays per vl_bvh_raycast call, and queries per overlap or sweep call,\n"
@@ -315,8 +316,8 @@ int tool_broadphase_run(vl_broadphase_kind kind, uint32_t count, uint32_t moving
     return st == VL_OK ? 0 : 1;
 }
 
-/* The scenes of the README's broadphase table, made as bench/bench_sap.cpp makes them (the same
- * generator and seeds, so the same boxes, moves and pairs): n boxes in a cube of side 2 * world
+/* The scenes of the README's broadphase table, made as bench/bench_broadphase.cpp makes them (the
+ * same generator and seeds, so the same boxes, moves and pairs): n boxes in a cube of side 2 * world
  * (y squashed to +-1 when flat), half-sizes 0.5 to 2.5; a share moves on closed curves of
  * BP_FRAMES frames. */
 #define BP_FRAMES 64

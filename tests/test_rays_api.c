@@ -1,6 +1,16 @@
-/* BVH API edges: argument checks, invalid geometry and rays, allocation failures without leaks,
- * validation of a damaged tree, statistics, and the primitive tests against a double-precision
- * reference. */
+/* The raycast API's edges: argument checks, flags (the batch hint refused by vl_bvh_raycast1),
+ * count 0; batches of 1 to VL_WALK_BATCH + 64 rays mixing every kind of invalid ray (NaN and
+ * infinite origins, zero, NaN, infinite and denormal directions, negative or NaN tmin, tmin past
+ * tmax, NaN tmax) with valid ones: each invalid ray a miss, every valid one answered, batched as
+ * single; the order in which a call's problems decide its status (NULL, then the flags, then the
+ * scratch, then the rays; nothing written before the rays); a batch whose scratch cannot be
+ * allocated answers the same one ray at a time; the caller's scratch (sizes, the same answers
+ * whichever way a batch goes, no allocation, a missing, misaligned or short one refused with
+ * nothing written); triangles at the edges of the documented range of the ray-triangle test
+ * (L^2 D, L^2 s and L D s near 2^-100 and 2^120) hit by one ray and by batches; rays in a
+ * triangle's plane or grazing it miss; any hit agrees with the one-ray path on whether a ray hits.
+ * The ray-triangle test against a double-precision reference, away from the edges: t within 1e-4
+ * relative, u and v within 1e-4. */
 #include <float.h>
 
 #include "bvh/rays/ray_tests.h"
@@ -11,44 +21,6 @@
 
 static const float quad_xyz[] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
 static const uint32_t quad_idx[] = {0, 1, 2, 0, 2, 3};
-
-static void test_build_errors(void) {
-    vl_bvh* bvh = (vl_bvh*)1;
-    vl_bvh* const untouched = bvh;
-    CHECK(vl_bvh_build_triangles(NULL, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL xyz");
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, NULL, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL indices");
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, NULL, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL out");
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 0, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "0 triangles");
-    uint32_t bad_idx[] = {0, 1, 4};
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, bad_idx, 1, NULL, &bvh, NULL) == VL_ERR_INVALID_GEOMETRY, "index past end");
-    float xyz[12];
-    memcpy(xyz, quad_xyz, sizeof xyz);
-    xyz[4] = NAN;
-    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_GEOMETRY, "NaN vertex");
-    xyz[4] = -INFINITY;
-    CHECK(vl_bvh_build_triangles(xyz, 4, quad_idx, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_GEOMETRY, "inf vertex");
-    vl_bvh_desc d = vl_bvh_default_desc();
-    d.max_leaf_size = 0;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "leaf size 0");
-    d = vl_bvh_default_desc(), d.max_leaf_size = VL_BVH_MAX_LEAF_SIZE + 1;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "leaf size big");
-    d = vl_bvh_default_desc(), d.sah_bins = 3;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "3 bins");
-    d = vl_bvh_default_desc(), d.node_cost = NAN;
-    CHECK(vl_bvh_build_triangles(quad_xyz, 4, quad_idx, 2, &d, &bvh, NULL) == VL_ERR_INVALID_FLAGS, "NaN node cost");
-
-    vl_aabb boxes[2] = {{{0, 0, 0}, {1, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}};
-    CHECK(vl_bvh_build_boxes(NULL, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL boxes");
-    CHECK(vl_bvh_build_boxes(boxes, 0, NULL, &bvh, NULL) == VL_ERR_INVALID_ARGUMENT, "0 boxes");
-    boxes[1].min[2] = NAN;
-    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_BOUNDS, "NaN box");
-    boxes[1].min[2] = 2;
-    CHECK(vl_bvh_build_boxes(boxes, 2, NULL, &bvh, NULL) == VL_ERR_INVALID_BOUNDS, "min > max");
-    CHECK(bvh == untouched, "out written on failure");
-    CHECK(vl_get_bytes_in_use() == 0, "leak after failed builds: %zu", vl_get_bytes_in_use());
-    vl_bvh_destroy(NULL);
-    CHECK(vl_bvh_validate(NULL) == VL_ERR_INVALID_ARGUMENT, "validate NULL");
-}
 
 static vl_ray ray_at(float x, float y, float z, float dx, float dy, float dz) {
     vl_ray r = {{x, y, z}, 0.0f, {dx, dy, dz}, INFINITY};
@@ -127,34 +99,12 @@ static void test_query_errors(void) {
     vl_bvh_destroy(bvh);
 }
 
+/* A batch whose scratch cannot be allocated is traced one ray at a time: the same answers. */
 static void test_out_of_memory(void) {
     scene_mesh m;
     if (!scene_world(16, 8, 32, 3, &m)) return;
-    vl_aabb boxes[40];
-    for (int i = 0; i < 40; i++)
-        for (int a = 0; a < 3; a++) boxes[i].min[a] = (float)(i * (a + 1) % 13), boxes[i].max[a] = boxes[i].min[a] + 2;
     test_alloc_hooks hooks;
     test_alloc_begin(&hooks);
-    for (int kind = 0; kind < 2; kind++) {
-        int built = 0;
-        for (long budget = 0; budget < 64 && !built; budget++) {
-            hooks.budget = budget;
-            vl_bvh* bvh = NULL;
-            vl_status st = kind ? vl_bvh_build_boxes(boxes, 40, NULL, &bvh, NULL)
-                                : vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count,
-                                                         NULL, &bvh, NULL);
-            if (st == VL_OK) {
-                built = 1;
-                vl_bvh_destroy(bvh);
-            } else {
-                CHECK(st == VL_ERR_OUT_OF_MEMORY && bvh == NULL, "budget %ld: %s", budget, vl_status_string(st));
-            }
-            CHECK(hooks.bytes == 0, "kind %d budget %ld: %zu bytes leaked", kind, budget, hooks.bytes);
-        }
-        CHECK(built, "never built");
-    }
-    /* a batch whose scratch cannot be allocated is traced one ray at a time: the same answers */
-    hooks.budget = -1;
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
     if (bvh) {
@@ -253,76 +203,6 @@ done:
     scene_free(&m);
 }
 
-static void test_validate_and_stats(void) {
-    scene_mesh m;
-    if (!scene_world(20, 10, 8, 4, &m)) return;
-    vl_bvh* bvh = NULL;
-    CHECK(vl_bvh_build_triangles(m.xyz, m.vertex_count, m.indices, m.triangle_count, NULL, &bvh, NULL) == VL_OK, "build");
-    if (!bvh) return;
-    vl_bvh_stats st;
-    CHECK(vl_bvh_get_stats(NULL, &st) == VL_ERR_INVALID_ARGUMENT &&
-              vl_bvh_get_stats(bvh, NULL) == VL_ERR_INVALID_ARGUMENT,
-          "stats args");
-    CHECK(vl_bvh_get_stats(bvh, &st) == VL_OK, "stats");
-    CHECK(st.primitives == m.triangle_count && st.nodes == 2 * st.leaves - 1 && st.leaves <= st.primitives &&
-              st.leaves >= (st.primitives + 7) / 8 && st.depth >= 2 && st.depth <= VL_BVH_MAX_DEPTH &&
-              st.sah_cost > 1.0 && st.bytes >= st.primitives * sizeof(vl_bvh_tri),
-          "stats: %u prims %u nodes %u leaves depth %u sah %g bytes %zu", st.primitives, st.nodes, st.leaves, st.depth,
-          st.sah_cost, st.bytes);
-    CHECK(st.bytes <= vl_get_bytes_in_use(), "bytes %zu of %zu in use", st.bytes, vl_get_bytes_in_use());
-    CHECK(vl_bvh_validate(bvh) == VL_OK, "validate");
-    /* damage the tree in several ways; each is caught, then repaired */
-    vl_bvh_node saved = bvh->nodes[1];
-    bvh->nodes[1].max[0] = bvh->nodes[0].max[0] + 1.0f;
-    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "child outside parent");
-    bvh->nodes[1] = saved;
-    uint32_t last = bvh->node_count - 1;
-    saved = bvh->nodes[last];
-    bvh->nodes[last].index ^= 1;
-    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "leaf range");
-    bvh->nodes[last] = saved;
-    /* the first leaf's first triangle (its rows start at slot 0) */
-    uint32_t first_count = 0;
-    for (uint32_t i = 0; i < bvh->node_count; i++) {
-        const vl_bvh_node* node = &bvh->nodes[i];
-        if (vl_bvh_node_count(node) && node->index == 0) first_count = vl_bvh_node_count(node);
-    }
-    CHECK(first_count >= 2, "the first leaf holds %u triangles", first_count);
-    float* rows = vl_bvh_leaf_rows(bvh, 0);
-    vl_bvh_tri tri, other, bad;
-    vl_bvh_tri_get(rows, first_count, 0, &tri);
-    vl_bvh_tri_get(rows, first_count, 1, &other);
-    /* the rows' order: prim first, then the 12 of geometry (v0, e1, e2n, ng) */
-    const float* geometry = vl_bvh_leaf_geometry(rows, first_count);
-    CHECK(vl_bvh_leaf_prim(rows, 1) == other.prim && geometry[1] == other.v0[0] &&
-              geometry[3 * first_count + 1] == other.e1[0] && geometry[6 * first_count + 1] == other.e2n[0] &&
-              geometry[11 * first_count + 1] == other.ng[2],
-          "leaf rows in the order of vl_bvh_tri");
-    bad = tri;
-    bad.v0[1] += 1000.0f;
-    vl_bvh_tri_put(rows, first_count, 0, &bad);
-    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "triangle outside its leaf");
-    bad = tri;
-    bad.prim = other.prim;
-    vl_bvh_tri_put(rows, first_count, 0, &bad);
-    CHECK(vl_bvh_validate(bvh) == VL_ERR_INVALID_ARGUMENT, "duplicate primitive");
-    vl_bvh_tri_put(rows, first_count, 0, &tri);
-    CHECK(vl_bvh_validate(bvh) == VL_OK, "repaired");
-    vl_bvh_destroy(bvh);
-    scene_free(&m);
-
-    /* every triangle in one spot: the builder splits by index and stays valid */
-    float same[9] = {1, 1, 1, 2, 1, 1, 1, 2, 1};
-    uint32_t n = 1000, *idx = malloc(sizeof(uint32_t) * 3 * n);
-    for (uint32_t i = 0; i < 3 * n; i++) idx[i] = i % 3;
-    CHECK(vl_bvh_build_triangles(same, 3, idx, n, NULL, &bvh, NULL) == VL_OK && vl_bvh_validate(bvh) == VL_OK, "stack");
-    vl_ray r = ray_at(1.2f, 1.2f, 5, 0, 0, -1);
-    vl_hit h;
-    CHECK(vl_bvh_raycast1(bvh, &r, 0, &h) == VL_OK && h.prim < n && h.t == 4.0f, "stacked hit t %g", h.t);
-    vl_bvh_destroy(bvh);
-    free(idx);
-}
-
 /* The float triangle test against a double-precision reference, away from edges. */
 static void test_triangle_reference(void) {
     test_rng rng = {99};
@@ -395,15 +275,180 @@ static void test_grazing_rays(void) {
     vl_bvh_destroy(bvh);
 }
 
+/* One triangle with legs about L around a centre, seen from `dist` away along a random direction,
+ * the ray's direction of length s aimed at the centre: hit by raycast1 and by batches of 64 and
+ * 5000 copies (the walk and stream paths), at the right t. */
+static void check_triangle(test_rng* r, double L, double dist, double s, int tilted, const char* what) {
+    double c[3] = {test_float(r, -1, 1) * L, test_float(r, -1, 1) * L, test_float(r, -1, 1) * L};
+    double e1[3] = {L, 0, 0}, e2[3] = {0, L, 0}, n[3] = {0, 0, 1};
+    if (tilted) { /* a random well-shaped triangle: legs near L, angles far from 0 */
+        double a = test_float(r, 0, 6.2831853f), b = test_float(r, 0.3f, 1.2f);
+        double u[3] = {cos(a) * cos(b), sin(a) * cos(b), sin(b)};
+        double v[3] = {-sin(a), cos(a), 0};
+        for (int k = 0; k < 3; k++) e1[k] = L * u[k], e2[k] = L * (0.3 * u[k] + 0.9 * v[k]);
+        n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
+    }
+    float xyz[9];
+    for (int k = 0; k < 3; k++) {
+        xyz[k] = (float)c[k];
+        xyz[3 + k] = (float)(c[k] + e1[k]);
+        xyz[6 + k] = (float)(c[k] + e2[k]);
+    }
+    /* the target: inside the triangle, away from its edges */
+    double p[3], dirv[3], off[3];
+    for (int k = 0; k < 3; k++) p[k] = xyz[k] + 0.3 * (xyz[3 + k] - xyz[k]) + 0.3 * (xyz[6 + k] - xyz[k]);
+    /* the origin: `dist` away from the target, leaning towards the normal */
+    double len = 0;
+    for (int k = 0; k < 3; k++) off[k] = n[k] + 0.5 * test_float(r, -1, 1), len += off[k] * off[k];
+    len = sqrt(len);
+    vl_ray ray;
+    for (int k = 0; k < 3; k++) {
+        ray.origin[k] = (float)(p[k] + off[k] / len * dist);
+        dirv[k] = p[k] - ray.origin[k];
+    }
+    double dl = sqrt(dirv[0] * dirv[0] + dirv[1] * dirv[1] + dirv[2] * dirv[2]);
+    for (int k = 0; k < 3; k++) ray.dir[k] = (float)(dirv[k] / dl * s);
+    ray.tmin = 0;
+    ray.tmax = INFINITY;
+    double t_want = dl / s;
+    /* the case is inside the documented range */
+    double D = 0, Lmax = 0;
+    for (int v = 0; v < 3; v++) {
+        double dv = 0, ev = 0;
+        for (int k = 0; k < 3; k++) {
+            double x = xyz[3 * v + k] - ray.origin[k], y = xyz[3 * ((v + 1) % 3) + k] - xyz[3 * v + k];
+            dv += x * x, ev += y * y;
+        }
+        D = fmax(D, sqrt(dv)), Lmax = fmax(Lmax, sqrt(ev));
+    }
+    double l2d = Lmax * Lmax * D, l2s = Lmax * Lmax * s, lds = Lmax * D * s;
+    CHECK(l2d <= 0x1p120 && l2s <= 0x1p120 && lds <= 0x1p120 && l2d >= 0x1p-100 && l2s >= 0x1p-100 &&
+              lds >= 0x1p-100,
+          "%s: outside the range: L^2 D 2^%.1f, L^2 s 2^%.1f, L D s 2^%.1f", what, log2(l2d), log2(l2s), log2(lds));
+    uint32_t idx[3] = {0, 1, 2};
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "%s: build", what);
+    if (!bvh) return;
+    vl_hit one;
+    CHECK(vl_bvh_raycast1(bvh, &ray, VL_QUERY_CLOSEST, &one) == VL_OK && one.prim == 0, "%s: raycast1 missed", what);
+    CHECK(one.prim != 0 || fabs(one.t - t_want) <= 1e-3 * t_want, "%s: t %g, expected %g", what, one.t, t_want);
+    static vl_ray rays[5000];
+    static vl_hit hits[5000];
+    for (int k = 0; k < 5000; k++) rays[k] = ray;
+    static const uint32_t sizes[2] = {64, 5000};
+    for (int z = 0; z < 2; z++)
+        for (uint32_t flags = 0; flags < 2; flags++) {
+            CHECK(vl_bvh_raycast(bvh, rays, sizes[z], flags, hits, NULL) == VL_OK, "%s: batch", what);
+            int all = 1;
+            for (uint32_t k = 0; k < sizes[z]; k++) all &= hits[k].prim == 0;
+            CHECK(all, "%s: batch of %u (flags %u) missed", what, sizes[z], flags);
+        }
+    vl_bvh_destroy(bvh);
+}
+
+/* The documented range: L^2 D, L^2 s and L D s between 2^-100 and 2^120 (L the longest edge, D
+ * the largest distance from the origin to a vertex, s = |dir|). The cases sit near its edges (the
+ * test checks that each is inside). A triangle is aimed at from at most 2^18 L away: farther,
+ * a float direction cannot aim at it. */
+static void test_triangle_range(void) {
+    static const struct {
+        double l, dist, s; /* powers of two */
+        const char* what;
+    } cases[] = {
+        {39.1, 39.1, 0, "L^2 D near 2^120"},   {20, 20, 78.8, "L D s near 2^120"},
+        {20, 17, 78.4, "L^2 s near 2^120"},    {-38.9, -21, -22, "L^2 s and L^2 D near 2^-100"},
+        {0, 0, 0, "unit"},                     {-10, 8, 0, "small triangle far away"},
+        {30, 30, -60, "large triangle, short direction"},
+    };
+    test_rng r = {17};
+    for (unsigned k = 0; k < sizeof cases / sizeof *cases; k++)
+        for (int tilted = 0; tilted < 2; tilted++)
+            for (int round = 0; round < 3; round++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s%s #%d", cases[k].what, tilted ? ", tilted" : "", round);
+                check_triangle(&r, exp2(cases[k].l), exp2(cases[k].dist), exp2(cases[k].s), tilted, what);
+            }
+}
+
+/* The first problem in the documented order decides a raycast's status. */
+static void test_status_order(void) {
+    float xyz[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    uint32_t idx[3] = {0, 1, 2};
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(xyz, 3, idx, 1, NULL, &bvh, NULL) == VL_OK, "build");
+    /* raycasts: NULL, then flags (nothing written), then the rays */
+    vl_ray rays[16];
+    vl_hit hits[16];
+    for (int k = 0; k < 16; k++) rays[k] = (vl_ray){{0.2f, 0.2f, -1}, 0, {0, 0, 1}, INFINITY};
+    rays[3].dir[2] = 0;    /* zero direction */
+    rays[7].origin[0] = NAN;
+    rays[9].tmin = 5, rays[9].tmax = 1; /* tmin > tmax */
+    for (uint32_t n = 4; n <= 16; n += 12) { /* the one-ray path and the batch */
+        CHECK(vl_bvh_raycast(bvh, rays, n, 0x80, NULL, NULL) == VL_ERR_INVALID_ARGUMENT, "NULL before flags");
+        memset(hits, 0x5A, sizeof hits);
+        CHECK(vl_bvh_raycast(bvh, rays, n, 0x80, hits, NULL) == VL_ERR_INVALID_FLAGS, "flags before rays");
+        CHECK(hits[0].prim == 0x5A5A5A5Au, "flags error wrote answers");
+        CHECK(vl_bvh_raycast(bvh, rays, n, 0, hits, NULL) == VL_ERR_INVALID_QUERY, "invalid rays");
+        for (uint32_t k = 0; k < n; k++) {
+            int bad = k == 3 || k == 7 || k == 9;
+            CHECK(bad ? hits[k].prim == VL_NO_HIT : hits[k].prim == 0, "ray %u of %u answered wrong", k, n);
+        }
+    }
+    /* scratch: after the flags, before the rays */
+    size_t bytes = vl_bvh_raycast_scratch_size(bvh, 16, 0);
+    CHECK(bytes > 0, "scratch size");
+    memset(hits, 0x5A, sizeof hits);
+    CHECK(vl_bvh_raycast(bvh, rays, 16, 0x80, hits, &(vl_exec){.scratch = NULL, .scratch_bytes = 0}) == VL_ERR_INVALID_FLAGS, "flags before scratch");
+    CHECK(vl_bvh_raycast(bvh, rays, 16, 0, hits, &(vl_exec){.scratch = NULL, .scratch_bytes = bytes}) == VL_ERR_INVALID_ARGUMENT &&
+              hits[0].prim == 0x5A5A5A5Au,
+          "scratch before rays, nothing written");
+    vl_bvh_destroy(bvh);
+}
+
+/* Any hit: the batch and the one-ray path agree on whether each ray hits. */
+static void test_any_hit_agrees(void) {
+    enum { T = 400, R = 3000 };
+    static float xyz[9 * T];
+    static uint32_t idx[3 * T];
+    test_rng r = {23};
+    for (int t = 0; t < T; t++) {
+        float c[3] = {test_float(&r, -10, 10), test_float(&r, -10, 10), test_float(&r, -10, 10)};
+        for (int v = 0; v < 3; v++)
+            for (int k = 0; k < 3; k++) xyz[9 * t + 3 * v + k] = c[k] + test_float(&r, -1, 1);
+        for (int v = 0; v < 3; v++) idx[3 * t + v] = (uint32_t)(3 * t + v);
+    }
+    vl_bvh* bvh = NULL;
+    CHECK(vl_bvh_build_triangles(xyz, 3 * T, idx, T, NULL, &bvh, NULL) == VL_OK, "build");
+    static vl_ray rays[R];
+    static vl_hit hits[R];
+    for (int i = 0; i < R; i++) {
+        for (int k = 0; k < 3; k++) rays[i].origin[k] = test_float(&r, -12, 12);
+        for (int k = 0; k < 3; k++) rays[i].dir[k] = test_float(&r, -1, 1);
+        rays[i].tmin = 0;
+        rays[i].tmax = test_float(&r, 1, 30);
+    }
+    CHECK(vl_bvh_raycast(bvh, rays, R, VL_QUERY_ANY, hits, NULL) == VL_OK, "batch");
+    int hit_count = 0;
+    for (int i = 0; i < R; i++) {
+        vl_hit one;
+        vl_bvh_raycast1(bvh, &rays[i], VL_QUERY_ANY, &one);
+        CHECK((one.prim == VL_NO_HIT) == (hits[i].prim == VL_NO_HIT), "ray %d: any hit disagrees", i);
+        hit_count += one.prim != VL_NO_HIT;
+    }
+    CHECK(hit_count > 100, "only %d hits", hit_count);
+    vl_bvh_destroy(bvh);
+}
+
 int main(void) {
     CHECK(vl_get_bytes_in_use() == 0, "bytes in use at start");
-    test_build_errors();
     test_query_errors();
+    test_status_order();
     test_out_of_memory();
     test_caller_scratch();
-    test_validate_and_stats();
     test_triangle_reference();
     test_grazing_rays();
+    test_triangle_range();
+    test_any_hit_agrees();
     CHECK(vl_get_bytes_in_use() == 0, "bytes in use at the end: %zu", vl_get_bytes_in_use());
-    return test_finish("test_bvh_api");
+    return test_finish("test_rays_api");
 }

@@ -336,5 +336,5 @@ int main(void) {
         test_user_data();
     }
     g_scene_offset = 0.0f;
-    return test_finish("test_handles");
+    return test_finish("test_broadphase_handles");
 }

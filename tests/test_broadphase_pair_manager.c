@@ -129,5 +129,5 @@ int main(void) {
     test_random(0, 1);
     test_random(1, 2);
     test_failing_allocator();
-    return test_finish("test_pair_manager");
+    return test_finish("test_broadphase_pair_manager");
 }

@@ -407,5 +407,5 @@ int main(void) {
     }
     g_offset = 0.0f;
     test_few_cells();
-    return test_finish("test_multi_sap");
+    return test_finish("test_broadphase_grids");
 }

@@ -29,7 +29,7 @@ typedef struct scene {
 static unsigned long g_built, g_checked;
 
 __attribute__((destructor)) static void print_stats(void) {
-    if (getenv("VOLLEY_FUZZ_STATS")) fprintf(stderr, "fuzz_bvh_overlap: %lu scenes built, %lu batches checked\n", g_built, g_checked);
+    if (getenv("VOLLEY_FUZZ_STATS")) fprintf(stderr, "fuzz_overlaps: %lu scenes built, %lu batches checked\n", g_built, g_checked);
 }
 
 static int finite_in_range(float x) { return fabsf(x) <= RANGE; }

@@ -133,5 +133,5 @@ int main(void) {
             for (uint32_t wi = 0; wi < WORKER_CASES; wi++) run_case((int)kind, sys, k_workers[wi], n, 9);
     check_bad_arguments();
     CHECK(vl_get_bytes_in_use() == 0, "leak: %zu bytes", vl_get_bytes_in_use());
-    return test_finish("test_commit_parallel");
+    return test_finish("test_broadphase_context");
 }

@@ -304,11 +304,11 @@ static void test_meshes(void) {
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
         if (!test_data_dir()) {
-            printf("test_bvh_far: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
+            printf("test_rays_far: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
             continue;
         }
         if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_bvh_far: %s not found in %s, skipped\n", files[f], test_data_dir());
+            printf("test_rays_far: %s not found in %s, skipped\n", files[f], test_data_dir());
             continue;
         }
         scene_agents_in_bounds(&m, 64, 12);
@@ -375,7 +375,7 @@ static void test_boxes(uint32_t nboxes, uint32_t n, uint64_t seed) {
 int main(void) {
     test_meshes();
     test_boxes(test_scaled(500), test_scaled(400), 31);
-    printf("test_bvh_far: %llu rays, %llu answers (%llu sure hits, %llu either-way primitives), %llu wrong\n",
+    printf("test_rays_far: %llu rays, %llu answers (%llu sure hits, %llu either-way primitives), %llu wrong\n",
            g_tally.rays, g_tally.answers, g_tally.sure_hits, g_tally.either, g_tally.failures);
-    return test_finish("test_bvh_far");
+    return test_finish("test_rays_far");
 }

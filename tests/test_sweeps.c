@@ -801,7 +801,7 @@ static void test_band(uint32_t k) {
             wrong += off > 1.0;
             worst = fmax(worst, off);
         }
-        printf("test_bvh_sweep: band at %g, %s: %u of %u sweeps outside 1e-4 of their size and travel (worst %.3g "
+        printf("test_sweeps: band at %g, %s: %u of %u sweeps outside 1e-4 of their size and travel (worst %.3g "
                "bands)\n", scene_offset(k), shape ? "boxes" : "spheres", wrong, n, worst);
         CHECK(wrong * 1000 <= n, "band at %g: %u of %u %s sweeps outside 1e-4 of their size and travel", scene_offset(k),
               wrong, n, shape ? "box" : "sphere");
@@ -816,11 +816,11 @@ static void test_real_meshes(void) {
     for (int f = 0; f < 2; f++) {
         scene_mesh m;
         if (!test_data_dir()) {
-            printf("test_bvh_sweep: no VOLLEY_DATA_DIR, real meshes skipped\n");
+            printf("test_sweeps: no VOLLEY_DATA_DIR, real meshes skipped\n");
             return;
         }
         if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_bvh_sweep: %s not found in %s, skipped\n", files[f], test_data_dir());
+            printf("test_sweeps: %s not found in %s, skipped\n", files[f], test_data_dir());
             continue;
         }
         float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
@@ -998,5 +998,5 @@ int main(void) {
     test_world();
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) test_band(k), test_boxes(k);
     test_real_meshes();
-    return test_finish("test_bvh_sweep");
+    return test_finish("test_sweeps");
 }

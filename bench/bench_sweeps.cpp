@@ -2,7 +2,7 @@
 // plain and on caller scratch) and single-query, against Bullet's btCollisionWorld::convexSweepTest
 // with btSphereShape / btBoxShape against a btBvhTriangleMeshShape (one btCollisionObject in a
 // btCollisionWorld) when CMake found Bullet. Scenes: the bunny (when the data folder is there) and
-// the procedural world of bench_bvh.cpp (1.1M triangles). Sweeps start near the surface (within a
+// the procedural world of bench_rays.cpp (1.1M triangles). Sweeps start near the surface (within a
 // few triangle sizes of a random point on a random triangle), shapes and lengths at the scale of
 // the triangles, in random directions. items_per_second is sweeps per second.
 //   volley_bench --benchmark_filter='sweep/'

@@ -9,7 +9,7 @@
  * as the SIMD kernels), so a closest hit must name the same primitive with the identical t, or
  * another primitive at a t within 1e-5 relative (ties, and the last-ulp effects of node culling).
  * The answers themselves are checked against a double-precision brute force, at every offset, in
- * test_bvh_far.c. */
+ * test_rays_far.c. */
 #include <float.h>
 
 #include "bvh/rays/ray_tests.h"
@@ -344,11 +344,11 @@ static void test_meshes(void) {
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
         if (!test_data_dir()) {
-            printf("test_bvh: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
+            printf("test_rays: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
             continue;
         }
         if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_bvh: %s not found in %s, skipped\n", files[f], test_data_dir());
+            printf("test_rays: %s not found in %s, skipped\n", files[f], test_data_dir());
             continue;
         }
         scene_agents_in_bounds(&m, 256, 12);
@@ -468,7 +468,7 @@ static void test_million(void) {
 
 /* The meshes and box trees again at the other offsets of scenes.h (each a new scene, moved by
  * (o, o / 2, -o) in float), smaller: the tree against the scalar brute force, every ray set. The
- * double-precision check of the same scenes at offsets is test_bvh_far.c. */
+ * double-precision check of the same scenes at offsets is test_rays_far.c. */
 static void test_offsets(void) {
     scene_mesh base[4];
     const char* names[4] = {"soup", "world", "bunny00.off", "camel.off"};
@@ -507,5 +507,5 @@ int main(void) {
     test_seed_overflow();
     test_large_tree();
     test_million();
-    return test_finish("test_bvh");
+    return test_finish("test_rays");
 }

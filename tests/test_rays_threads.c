@@ -77,5 +77,5 @@ int main(void) {
     vl_bvh_destroy(bvh);
     scene_free(&m);
     CHECK(vl_get_bytes_in_use() == 0, "leak");
-    return test_finish("test_bvh_threads");
+    return test_finish("test_rays_threads");
 }

@@ -328,11 +328,11 @@ static void test_scenes(void) {
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
         if (!test_data_dir()) {
-            printf("test_bvh_overlap: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
+            printf("test_overlaps: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
             continue;
         }
         if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_bvh_overlap: %s not found in %s, skipped\n", files[f], test_data_dir());
+            printf("test_overlaps: %s not found in %s, skipped\n", files[f], test_data_dir());
             continue;
         }
         float ext = 0;
@@ -389,7 +389,7 @@ static void test_band(uint32_t k) {
             wrong += bad;
             for (uint32_t j = begin; j < at; j++) got[pairs[j].b] = 0;
         }
-        printf("test_bvh_overlap: band at %g, %s: %u of %u queries outside 1e-4 of their size (worst %.3g)\n",
+        printf("test_overlaps: band at %g, %s: %u of %u queries outside 1e-4 of their size (worst %.3g)\n",
                scene_offset(k), shape ? "spheres" : "boxes", wrong, n, worst);
         CHECK(wrong * 1000 <= n, "band at %g: %u of %u %s queries outside 1e-4 of their size", scene_offset(k), wrong, n,
               shape ? "sphere" : "box");
@@ -610,9 +610,9 @@ int main(void) {
     test_large_batch();
     test_ordered_batch();
     test_box_tree(300, 5000, 53, 0); /* an ordered call on a box tree with unbounded boxes */
-    printf("test_bvh_overlap: %llu pairs expected, %llu within the tolerance (skipped)\n",
+    printf("test_overlaps: %llu pairs expected, %llu within the tolerance (skipped)\n",
            (unsigned long long)g_expected, (unsigned long long)g_skipped);
     CHECK(g_skipped * 1000 <= g_expected + 1000, "too many pairs within the tolerance: %llu",
           (unsigned long long)g_skipped);
-    return test_finish("test_bvh_overlap");
+    return test_finish("test_overlaps");
 }

@@ -2,7 +2,7 @@
 // game submits them), vl_bvh_build_triangles and vl_bvh_refit_triangles, through the default pool (vl_thread_pool) of W workers; W = 1 is a context without a job system (the
 // serial path). Beside them, Embree 3's own scaling when CMake found it: rtcIntersect1M /
 // rtcOccluded1M on the same batches from W threads, and rtcCommitScene on a device "threads=W".
-// Scenes: the bunny (when the data folder is there) and the procedural world of bench_bvh.cpp (1.1M
+// Scenes: the bunny (when the data folder is there) and the procedural world of bench_rays.cpp (1.1M
 // triangles). Wall-clock time (the work runs on several threads); items_per_second is rays or
 // triangles per second. Each case reports a "min" aggregate with --benchmark_repetitions. par/path/
 // estimates the 2-worker speedup from thread CPU time (see BM_par_path), which a machine loaded by

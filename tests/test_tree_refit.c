@@ -181,7 +181,7 @@ static void check_mesh(const char* name, scene_mesh* m, int move, uint32_t n, ui
     double g = growth(tree);
     if (move == 2) CHECK(g > 1.5, "%s: scrambled, sah_growth only %g", what, g);
     else CHECK(g > 0.5 && g < 2.0, "%s: sah_growth %g", what, g);
-    printf("test_bvh_refit: %s: sah_growth %.3f\n", what, g);
+    printf("test_tree_refit: %s: sah_growth %.3f\n", what, g);
 
     /* back to the built data: the very same tree */
     CHECK(vl_bvh_refit_triangles(tree, m->xyz, NULL) == VL_OK && growth(tree) == 1.0, "%s: refit back, sah_growth %g",
@@ -267,9 +267,9 @@ int main(void) {
     }
     scene_free(&m);
     if (!test_data_dir()) {
-        printf("test_bvh_refit: VOLLEY_DATA_DIR not set, bunny00.off skipped\n");
+        printf("test_tree_refit: VOLLEY_DATA_DIR not set, bunny00.off skipped\n");
     } else if (!scene_load_data(NULL, "bunny00.off", &m)) {
-        printf("test_bvh_refit: bunny00.off not found in %s, skipped\n", test_data_dir());
+        printf("test_tree_refit: bunny00.off not found in %s, skipped\n", test_data_dir());
     } else {
         check_mesh("bunny", &m, 0, test_scaled(400), 80);
         check_mesh("bunny", &m, 1, test_scaled(400), 81);
@@ -277,5 +277,5 @@ int main(void) {
     }
     test_boxes(test_scaled(1500), test_scaled(800), 90);
     test_boxes(2, 50, 91);
-    return test_finish("test_bvh_refit");
+    return test_finish("test_tree_refit");
 }

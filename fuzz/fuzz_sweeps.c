@@ -3,7 +3,7 @@
  * sphere and box sweeps through it (axis-aligned, touching, zero-length, infinite, invalid). Every
  * sweep's batched answer (plain and on caller scratch, with contacts) and single answer must agree
  * with a brute force over all primitives with the library's exact tests (so that only culling is
- * on trial here; the exact tests meet an independent oracle in test_bvh_sweep.c): a hit exactly
+ * on trial here; the exact tests meet an independent oracle in test_sweeps.c): a hit exactly
  * when brute force has one, t never later than the first contact, contacts with unit normals
  * facing against the sweep, a miss and VL_ERR_INVALID_QUERY for invalid sweeps, no leak. Every
  * input runs twice: where its bytes put it, and moved far from the origin (fuzz_far_offset). */

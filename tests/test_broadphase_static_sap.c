@@ -615,5 +615,5 @@ int main(void) {
     g_scene_offset = 0.0f;
     test_no_frame_allocation();
     test_failing_allocator();
-    return test_finish("test_static_sap");
+    return test_finish("test_broadphase_static_sap");
 }
