@@ -8,6 +8,7 @@
  * distance from the origin. */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "bvh/closest/closest.h"
 #include "compiler.h"
@@ -27,7 +28,13 @@ float vl_closest_limit(double d2) {
     const double grown = d2 + d2 * 0x1p-20;
     if (!(grown <= FLT_MAX)) return INFINITY;
     float f = (float)grown;
-    return (double)f < grown ? nextafterf(f, INFINITY) : f;
+    if ((double)f < grown) { /* the next float up (f >= 0, under FLT_MAX) */
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        bits++;
+        memcpy(&f, &bits, sizeof f);
+    }
+    return f;
 }
 
 /* Squared distance from the point `base + w` to the segment base + [0, 1] e; the parameter of its
