@@ -378,15 +378,19 @@ VL_API vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes, const vl_
  * coordinates' magnitude) and, on a triangle, its barycentric u, v (weights of the second and
  * third vertices; on an edge of a triangle of zero area, those of the edge's ends). None:
  * prim = VL_NO_HIT, distance INFINITY, point and u, v zero.
- * Range: exact as stated for any finite input; a query farther than about 2^63 from every node of
- * the tree (float squares overflow) is still answered exactly, but with no culling. */
+ * Range: exact as stated for any finite input; a query whose nearest primitive lies farther than
+ * about 2^64 (where float squares overflow) is still answered exactly, but visits the whole tree. */
 #define VL_CLOSEST_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
 
-/* Closest points for count queries (8 walks of the 4-wide tree interleaved, children opened
- * nearest first, each walk's search radius shrinking to its best distance so far); answers[i]
- * answers queries[i]. A batch of one is the single query's walk. Thread-safe on a shared tree.
- * exec (volley/tasks.h): the queries run on the C stack and allocate nothing, with or without a
- * caller's scratch (vl_bvh_closest_scratch_size is 0; a scratch given is not read). On a context
+/* Closest points for count queries; answers[i] answers queries[i]. Each query walks the 4-wide
+ * tree nearest child first (children keyed by their box's distance), its search radius shrinking
+ * to its best distance so far. On a tree whose nodes and primitives take more than 8 MB a batch
+ * interleaves 8 walks, so that one walk's memory fetches land while the others work; on a smaller
+ * one, which the caches hold, the walks run one after another (measured faster there). A batch of
+ * one is the single query's walk. Thread-safe on a shared tree.
+ * exec (volley/tasks.h): the queries run on the C stack (about 28 KB for an interleaved batch,
+ * 6 KB otherwise) and allocate nothing, with or without a caller's scratch
+ * (vl_bvh_closest_scratch_size is 0; a scratch given is not read). On a context
  * the batch is cut into blocks of queries whose size depends on count alone (as the sweeps'), each
  * answered on its worker. Each query's answer is its walk's alone: identical, every bit, in a
  * batch, one at a time, on caller scratch and on a context with any worker count and job system.
