@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the source tree's layering (src/README.md): a file under src/ includes only files of its own
 # folder and of the folders below it in this order, never one above it or beside it.
-#   compiler.h < simd < core < {bvh/tree < bvh/engine < bvh/{rays,overlaps,sweeps}}
+#   compiler.h < simd < core < {bvh/tree < bvh/engine < bvh/{rays,overlaps,sweeps,closest}}
 #                             < {box_prune < broadphase < broadphase/<kind>}
 # The static and multi-SAP kinds are built on the plain SAP kind's cells: they may include
 # broadphase/sap. Prints each violation; exits 1 if there is one.
@@ -27,7 +27,7 @@ allowed() {
     core) echo "compiler simd" ;;
     bvh/tree) echo "compiler simd core" ;;
     bvh/engine) echo "compiler simd core bvh/tree" ;;
-    bvh/rays | bvh/overlaps | bvh/sweeps) echo "compiler simd core bvh/tree bvh/engine" ;;
+    bvh/rays | bvh/overlaps | bvh/sweeps | bvh/closest) echo "compiler simd core bvh/tree bvh/engine" ;;
     box_prune) echo "compiler simd core" ;;
     broadphase) echo "compiler simd core box_prune" ;;
     broadphase/static_sap | broadphase/multi_sap) echo "compiler simd core box_prune broadphase broadphase/sap" ;;

@@ -345,6 +345,62 @@ VL_API vl_status vl_bvh_refit_triangles(vl_bvh* bvh, const float* xyz, const vl_
  * vl_bvh_refit_triangles. */
 VL_API vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes, const vl_exec* exec);
 
+/* ---- Closest points ------------------------------------------------------------------------
+ * vl_bvh_closest_points answers, for each query point, the nearest point of the tree's primitives
+ * (triangles, double-sided surfaces: a point inside a closed mesh gets the nearest point of its
+ * surface; or boxes, solid: a point inside a box is at distance 0 from it) if one lies within the
+ * query's max_distance. Distances are Euclidean, computed in double on coordinate differences (the
+ * query's point minus the triangle's first vertex, then the triangle's float edges; the point
+ * minus the box's bounds), so a query 5 km from the origin is answered as well as at the origin.
+ * The closest point on a triangle: its projection on the plane when that lies inside, else the
+ * nearest point of its three edges (the Voronoi regions of Ericson, Real-Time Collision Detection
+ * 5.1.5, decided with the normal in double so that thin triangles stay exact); a triangle of zero
+ * area (or one whose angle is under about 2^-20 rad) is tested as its edges: the segment or point
+ * it is.
+ * Tolerance, relative to the query, never to the distance from the origin: with D the exact
+ * distance from the point to the nearest of the tree's triangles (its copy: v0, and the edges
+ * rounded to float once, which is the caller's triangle wherever an edge's float difference is
+ * exact, as between coordinates within a factor 2 of each other, else off by at most 3 * 2^-24 of
+ * that edge) and s the largest side of the box of that triangle or of the reported one,
+ * tol = VL_CLOSEST_TOLERANCE * (D + s): the reported primitive's exact distance, and the reported
+ * distance, are within tol of D (box trees: s = 0, and then the reported distance is D rounded
+ * to float). Ties (points equidistant from several primitives, up to tol): any of them is
+ * answered. A primitive counts when its distance is at most max_distance; one within tol of
+ * max_distance may count or not. max_distance 0 answers only primitives the point touches (a
+ * point on a triangle's face, up to rounding, may count as not touching: give such points a small
+ * max_distance); max_distance INFINITY answers every query of a tree. A primitive at an infinite
+ * distance (a box at infinity) is never an answer.
+ * The answer (vl_closest_hit): prim, the distance (a float, rounded from D's double), the closest
+ * point (a float in the caller's coordinates: it carries their rounding too, 2^-24 of its
+ * coordinates' magnitude) and, on a triangle, its barycentric u, v (weights of the second and
+ * third vertices; on an edge of a triangle of zero area, those of the edge's ends). None:
+ * prim = VL_NO_HIT, distance INFINITY, point and u, v zero.
+ * Range: exact as stated for any finite input; a query whose nearest primitive lies farther than
+ * about 2^64 (where float squares overflow) is still answered exactly, but visits the whole tree. */
+#define VL_CLOSEST_TOLERANCE 9.5367431640625e-7f /* 2^-20 */
+
+/* Closest points for count queries; answers[i] answers queries[i]. Each query walks the 4-wide
+ * tree nearest child first (children keyed by their box's distance), its search radius shrinking
+ * to its best distance so far. On a tree whose nodes and primitives take more than 8 MB a batch
+ * interleaves 8 walks, so that one walk's memory fetches land while the others work; on a smaller
+ * one, which the caches hold, the walks run one after another (measured faster there). A batch of
+ * one is the single query's walk. Thread-safe on a shared tree.
+ * exec (volley/tasks.h): the queries run on the C stack (about 28 KB for an interleaved batch,
+ * 6 KB otherwise) and allocate nothing, with or without a caller's scratch
+ * (vl_bvh_closest_scratch_size is 0; a scratch given is not read). On a context
+ * the batch is cut into blocks of queries whose size depends on count alone (as the sweeps'), each
+ * answered on its worker. Each query's answer is its walk's alone: identical, every bit, in a
+ * batch, one at a time, on caller scratch and on a context with any worker count and job system.
+ * Statuses, checked in this order: VL_ERR_INVALID_ARGUMENT for a NULL bvh, queries or answers with
+ * count > 0, or an exec with both a context and scratch (nothing written); then
+ * VL_ERR_INVALID_QUERY when some queries were invalid (see vl_point_query: each is answered as
+ * none, every valid one is answered); else VL_OK. count 0 is VL_OK and does nothing. */
+VL_API vl_status vl_bvh_closest_points(const vl_bvh* bvh, const vl_point_query* queries, uint32_t count,
+                                       vl_closest_hit* answers, const vl_exec* exec);
+
+/* Bytes of scratch the closest-point queries need: 0 (they run on the C stack). */
+VL_API size_t vl_bvh_closest_scratch_size(const vl_bvh* bvh, uint32_t count);
+
 #ifdef __cplusplus
 }
 #endif

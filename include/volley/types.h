@@ -57,6 +57,23 @@ typedef struct vl_contact {
     float point[3], normal[3];
 } vl_contact;
 
+/* A closest-point query: the point of the tree's primitives nearest to `point`, if one lies within
+ * max_distance of it (INFINITY: anywhere; 0: only primitives the point touches). Valid when point
+ * is finite and max_distance is not NaN and >= 0. */
+typedef struct vl_point_query {
+    float point[3], max_distance;
+} vl_point_query;
+
+/* The answer to a closest-point query: the closest point of primitive prim (in the caller's
+ * coordinates) and its distance from the query's point. For triangles (u, v) are the point's
+ * barycentric coordinates (weights of the second and third vertices); for boxes they are 0. None
+ * within max_distance: prim == VL_NO_HIT, distance INFINITY, point and u, v zero. */
+typedef struct vl_closest_hit {
+    float point[3], distance;
+    uint32_t prim;
+    float u, v;
+} vl_closest_hit;
+
 /* Query flags of the ray casts and sweeps (an overlap reports every pair: it takes none). */
 #define VL_QUERY_CLOSEST 0u /* the nearest hit (default) */
 #define VL_QUERY_ANY 1u     /* occlusion: any hit ends the query; hit.t is the first one found */

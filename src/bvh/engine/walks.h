@@ -19,6 +19,7 @@
 #include "bvh/tree/tree.h"
 #include "compiler.h"
 #include "simd/simd.h"
+#include "simd/walk_kernels.h"
 
 /* Walks interleaved by the batches. */
 #define VL_QUERY_WALKS 8u
@@ -72,15 +73,14 @@ static inline vl_query_walks vl_query_walks_make(vl_query_walk* walk, uint32_t s
 VL_INLINE void vl_query_walk_push(const vl_query_walk_kind* kind, const vl_bvh* bvh, vl_query_walk* k, uint32_t node,
                                   const vl_bvh_node4* w, uint32_t bits, const float keys[4]) {
     if (kind->keyed) {
+        /* each child's place above the stack's top, without a branch on the keys */
+        uint32_t at[4];
+        vl_k4_stack_places(keys, bits, at);
         const uint32_t base = k->top;
+        k->top += vl_popcount32(bits);
         for (; bits; bits &= bits - 1) {
             const uint32_t c = vl_ctz32(bits);
-            uint32_t to = k->top++;
-            while (to > base && k->item[to - 1].key < keys[c]) {
-                k->item[to] = k->item[to - 1];
-                to--;
-            }
-            k->item[to] = (vl_query_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, keys[c]};
+            k->item[base + at[c]] = (vl_query_walk_item){w->count[c] ? node << 3 | (c + 1) : w->child[c] << 3, keys[c]};
             vl_bvh_prefetch_child(bvh, w->child[c], w->count[c], kind->leaf_rows);
         }
         return;
