@@ -533,17 +533,18 @@ static void check_query_rows(const char* json, const char* what) {
     if (!p) return;
     const char* end = strchr(p, ']');
     unsigned rows = 0, seen = 0, singles = 0;
-    static const char* const kinds[4] = {"\"query\": \"overlap\", \"shape\": \"box\"",
+    static const char* const kinds[5] = {"\"query\": \"overlap\", \"shape\": \"box\"",
                                          "\"query\": \"overlap\", \"shape\": \"sphere\"",
                                          "\"query\": \"sweep\", \"shape\": \"box\"",
-                                         "\"query\": \"sweep\", \"shape\": \"sphere\""};
+                                         "\"query\": \"sweep\", \"shape\": \"sphere\"",
+                                         "\"query\": \"closest\", \"shape\": \"point\""};
     for (const char* row = strchr(p, '{'); row && row < end; row = strchr(row + 1, '{')) {
         const char* close = strchr(row, '}');
         char text[512];
         snprintf(text, sizeof text, "%.*s", (int)(close ? close - row : 0), row);
         rows++;
         singles += strstr(text, "\"path\": \"volley_single\"") != NULL;
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 5; k++)
             if (strstr(text, kinds[k])) seen |= 1u << k;
         int overlap = strstr(text, "\"overlap\"") != NULL;
         const char* fields[2] = {"\"mqueries_per_s\": ", overlap ? "\"pairs_per_query\": " : "\"hit_percent\": "};
@@ -553,8 +554,8 @@ static void check_query_rows(const char* json, const char* what) {
             CHECK(v && x > 0, "%s: query row without a positive %s: %s", what, fields[f], text);
         }
     }
-    CHECK(rows >= 12 && seen == 15u, "%s: %u query rows, kinds seen %#x", what, rows, seen);
-    CHECK(singles == 4, "%s: %u single-query rows, wanted 4", what, singles);
+    CHECK(rows >= 15 && seen == 31u, "%s: %u query rows, kinds seen %#x", what, rows, seen);
+    CHECK(singles == 5, "%s: %u single-query rows, wanted 5", what, singles);
 }
 
 static void test_bench_profile(void) {

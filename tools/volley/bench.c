@@ -1,6 +1,6 @@
 /* volley bench: raycast throughput of the batched path (vl_bvh_raycast) and the single-ray path
- * (vl_bvh_raycast1), beside Embree's and Bullet's when built in; the overlap and sweep queries,
- * batched and single (bench_queries.c); and the broadphase kinds per frame on standard box scenes.
+ * (vl_bvh_raycast1), beside Embree's and Bullet's when built in; the overlap, sweep and
+ * closest-point queries, batched and single (bench_queries.c); and the broadphase kinds per frame on standard box scenes.
  * Tables on stdout; --json writes the same figures. */
 #include <errno.h>
 #include <getopt.h>
@@ -24,17 +24,18 @@ static const char bench_usage[] =
     "timings spread over 10%.\n"
     "\n"
     "  -r, --rays SET        random, diffuse, los (line of sight) or all (default all)\n"
-    "  -b, --batch N         rays per vl_bvh_raycast call, and queries per overlap or sweep call,\n"
-    "                        1 to 1048576 (default 1024); the whole set as one batch is measured too\n"
+    "  -b, --batch N         rays per vl_bvh_raycast call, and queries per overlap, sweep or\n"
+    "                        closest-point call, 1 to 1048576 (default 1024); the whole set as one\n"
+    "                        batch is measured too\n"
     "  -n, --count N         rays per set, 64 to 16777216 (default 262144)\n"
     "  -s, --scene NAME      world, bunny or all (default all: the bunny when its file is found)\n"
     "  -R, --repeat N        best of N runs (default 3)\n"
     "  -j, --json FILE       also write the figures as JSON\n"
     "      --no-peers        skip Embree and Bullet\n"
     "      --no-broadphase   skip the broadphase scenes\n"
-    "      --only TABLE      one table: rays, queries (overlaps and sweeps) or broadphase\n"
-    "  -q, --quick           small scenes and sets (4096 overlaps, 2048 sweeps; a smoke test,\n"
-    "                        figures mean little)\n"
+    "      --only TABLE      one table: rays, queries (overlaps, sweeps, closest points) or broadphase\n"
+    "  -q, --quick           small scenes and sets (4096 overlaps, 2048 sweeps and closest points; a\n"
+    "                        smoke test, figures mean little)\n"
     "  -h, --help            this help\n"
     "\n"
     "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"build_type\", \"cpu\", \"cpu_features\",\n"
@@ -42,10 +43,11 @@ static const char bench_usage[] =
     " spread_over_10_percent, worst_spread_percent}, \"peers\", \"builds\": [{scene, triangles, peer, ms}],\n"
     " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s, hit_percent}],\n"
     " \"queries\": [{scene, triangles, query, shape, path, batch, count, mqueries_per_s,\n"
-    "  pairs_per_query (overlaps) or hit_percent (sweeps)}],\n"
+    "  pairs_per_query (overlaps) or hit_percent (sweeps, closest points)}],\n"
     " \"broadphase\": [{scene, boxes, moving_percent, kind, us_per_frame, pairs}]}\n"
     "path is volley_batch, volley_single, embree_loop or bullet. In raycast, query is closest or\n"
-    "any; in queries, overlap or sweep (closest hit), and mqueries_per_s is millions a second.\n";
+    "any; in queries, overlap, sweep (closest hit) or closest (closest points, shape point), and\n"
+    "mqueries_per_s is millions a second.\n";
 
 typedef struct ray_row {
     char scene[256];
@@ -136,7 +138,7 @@ typedef struct bench_opts {
     int set; /* -1: all */
     uint32_t batch, count, repeat;
     int quick, peers, broadphase;
-    int rays, queries; /* the raycast and the overlap and sweep tables */
+    int rays, queries; /* the raycast and the overlap, sweep and closest-point tables */
 } bench_opts;
 
 static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out, tool_progress* p) {
