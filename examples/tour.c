@@ -34,6 +34,12 @@ static int rays(void) {
     vl_hit occluded;
     ok = ok && check(vl_bvh_raycast1(bvh, &batch[0], VL_QUERY_ANY, &occluded), "vl_bvh_raycast1");
     if (ok) printf("ray 0, any hit: %s\n", occluded.prim != VL_NO_HIT ? "blocked" : "clear");
+    vl_point_query above = {{0.5f, 0.25f, 2}, INFINITY}; /* the nearest surface point, at any distance */
+    vl_closest_hit nearest;
+    ok = ok && check(vl_bvh_closest_points(bvh, &above, 1, &nearest, NULL), "vl_bvh_closest_points");
+    if (ok)
+        printf("closest point to (0.5, 0.25, 2): (%g, %g, %g) on triangle %u, %g away\n", nearest.point[0],
+               nearest.point[1], nearest.point[2], nearest.prim, nearest.distance);
     vl_bvh_destroy(bvh);
     return ok;
 }

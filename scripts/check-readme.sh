@@ -79,10 +79,10 @@ C
   awk '/^```c$/ { on = 1; next } /^```/ { on = 0 } on && !/^#include/ { print "        " $0 }' README.md
   cat <<'C'
         int ok = st == VL_OK && hits[0].prim != VL_NO_HIT && contacts[0].prim != VL_NO_HIT && n == 1 &&
-                 stats.primitives == 2;
+                 stats.primitives == 2 && ground.prim != VL_NO_HIT && ground.distance == 3.0f;
         if (!ok) {
-            fprintf(stderr, "snippets: unexpected answers (status %d, hit %u, sweep %u, pairs %u)\n", (int)st,
-                    hits[0].prim, contacts[0].prim, n);
+            fprintf(stderr, "snippets: unexpected answers (status %d, hit %u, sweep %u, pairs %u, ground %g)\n",
+                    (int)st, hits[0].prim, contacts[0].prim, n, ground.distance);
             return 1;
         }
     }
