@@ -3,13 +3,13 @@
 #   scripts/deps.sh          build, demo, bench and the volley tool (compiler, CMake, SIMDe, Google
 #                            Benchmark, Embree and Bullet peers, libpng, assimp, gnuplot)
 #   scripts/deps.sh --all    also what the full test suite needs (aarch64 cross compiler, qemu-user,
-#                            clang for libFuzzer)
+#                            clang for libFuzzer, gcovr for coverage)
 set -euo pipefail
 
 packages=(cmake make gcc g++ pkg-config libsimde-dev libbenchmark-dev libembree-dev libbullet-dev
           libpng-dev libassimp-dev gnuplot-nox)
 if [[ "${1:-}" == "--all" ]]; then
-  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang libclang-rt-dev)
+  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang libclang-rt-dev gcovr)
 fi
 
 missing=()

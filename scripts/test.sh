@@ -13,7 +13,10 @@
 #              into a fresh copy (scripts/check-readme.sh)
 #   profile    scripts/profile-backends.sh --quick on two backends (the best and portable): checks
 #              that the table and the plots were written (figures not checked)
-# Usage: scripts/test.sh [flavour ...]   (default: all of them; about 30 minutes on 2 idle cores)
+#   coverage   Release, the best SIMD, smaller cases, the library at -O1 with gcc --coverage; then
+#              gcovr's line and branch coverage of src/ (total and per folder), reports in
+#              build/ci-coverage/coverage/; fails only when a test does
+# Usage: scripts/test.sh [flavour ...]   (default: all of them; about 33 minutes on 2 idle cores)
 #        scripts/test.sh --help
 # A line as each test program finishes (its time and its "N passed, M failed"), every "skipped"
 # line, the failures' output; at the end each flavour's count and time, then the total.
@@ -23,7 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-all_flavours=(native sse41 asan tsan portable aarch64 fuzz install profile)
+all_flavours=(native sse41 asan tsan portable aarch64 fuzz install profile coverage)
 flavours=()
 for a in "$@"; do
   case "$a" in
@@ -119,6 +122,7 @@ run_flavour() {
     return
   fi
   echo "  built in $(mmss $((SECONDS - start)))"
+  [[ $name == coverage ]] && find "$dir" -name '*.gcda' -delete # the counts of this run only
   echo "=== $name: tests (VOLLEY_TEST_SCALE=$scale), each as it finishes"
   (cd "$dir" && VOLLEY_TEST_SCALE=$scale ctest -V --output-on-failure -j"$jobs" 2>&1) | tee "$dir/ctest.log" | ctest_progress
   local rc=${PIPESTATUS[0]}
@@ -131,7 +135,43 @@ run_flavour() {
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
   if [[ $rc -ne 0 || $failed -ne 0 ]]; then failed_flavours+=("$name"); fi
-  flavour_done "$name" "$start" "$passed" "$failed"
+  local note=""
+  if [[ $name == coverage ]]; then coverage_report "$dir"; note=$coverage_note; fi
+  flavour_done "$name" "$start" "$passed" "$failed" "$note"
+}
+
+# gcovr over a --coverage build's counts: line and branch coverage of src/ (the counters are in
+# the library's objects alone, under DIR/CMakeFiles), the total and each folder's; the full reports
+# in DIR/coverage/ (by file: lines.txt, branches.txt, html/index.html; coverage.json for gcovr -a).
+# Sets coverage_note to the total: coverage_report DIR
+coverage_report() {
+  local dir=$1 out=$1/coverage
+  coverage_note=""
+  rm -rf "$out" && mkdir -p "$out/html"
+  echo "=== coverage: gcovr over src/ (reports: $out/)"
+  if ! gcovr -r "$root" --object-directory "$dir" -f "$root/src/" --exclude-unreachable-branches \
+         --json "$out/coverage.json" --json-summary "$out/summary.json" --txt "$out/lines.txt" \
+         --html-details "$out/html/index.html" "$dir/CMakeFiles" >"$out/gcovr.log" 2>&1 ||
+     ! gcovr -r "$root" -a "$out/coverage.json" -b --txt "$out/branches.txt" >>"$out/gcovr.log" 2>&1; then
+    tail -n 20 "$out/gcovr.log"
+    echo "  gcovr FAILED (log: $out/gcovr.log)"
+    coverage_note="no coverage report"
+    return
+  fi
+  python3 - "$out/summary.json" >"$out/summary.txt" <<'PY'
+import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+def figures(fs):
+    lc, lt = sum(f["line_covered"] for f in fs), sum(f["line_total"] for f in fs)
+    bc, bt = sum(f["branch_covered"] for f in fs), sum(f["branch_total"] for f in fs)
+    pct = lambda c, t: f"{100.0 * c / t:.1f}%" if t else "-"
+    return f"lines {pct(lc, lt)} ({lc} of {lt}), branches {pct(bc, bt)} ({bc} of {bt})"
+print("coverage of src/: " + figures(files))
+for d in sorted({"/".join(f["filename"].split("/")[:2]) for f in files}):
+    print(f"  {d + '/:':<10} " + figures([f for f in files if f["filename"].startswith(d + "/")]))
+PY
+  sed 's/^/  /' "$out/summary.txt"
+  coverage_note=$(sed -n 's/^coverage of src\/: //p' "$out/summary.txt")
 }
 
 # libFuzzer on every target of the fuzz build: each must run its time without a failure.
@@ -259,7 +299,9 @@ run_profile() {
 # test_broadphase 304 s; asan at 0.3 x 0.3 15m31s beside the tsan run. With these shares on the
 # same machine nearly idle (load 0.2-4), build folders present: native 2m08s, sse41 0m28s,
 # asan 3m21s, tsan 9m40s (load 3-4), portable 1m12s with its build, aarch64 3m29s, fuzz 0m55s +
-# libFuzzer 1m48s, install 0m35s; about 24 minutes, 30 with the builds.
+# libFuzzer 1m48s, install 0m35s; about 24 minutes, 30 with the builds. coverage, with its build
+# and gcovr: 2m49s beside other work (load 3-5); all the tests instrumented instead of the library
+# alone, 6m36s (test_bvh_overlap 175 s, test_bvh_sweep 128 s).
 heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
 heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
 heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}" # tsan, already at 0.1
@@ -278,6 +320,8 @@ for f in "${flavours[@]}"; do
               run_fuzzers ;;
     install)  run_install ;;
     profile)  run_profile ;;
+    coverage) CC=gcc CXX=g++ run_flavour coverage 0.3 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_COVERAGE=ON \
+                -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
   esac
 done
 

@@ -18,6 +18,7 @@
 
 #include <volley/bvh.h>
 
+#include "bvh/bvh_internal.h"
 #include "simd/bvh_kernels.h"
 #include "simd/simd.h"
 

@@ -5,6 +5,7 @@
 #ifndef VL_SIMD_SAP_EMIT_H
 #define VL_SIMD_SAP_EMIT_H
 
+#include <volley/base.h>
 #include <volley/types.h>
 
 #include "compiler.h"
