@@ -6,11 +6,11 @@
 
 #include "bvh/engine/batch.h"
 #include "bvh/engine/order.h"
+#include "bvh/overlaps/overlap_kernels.h"
 #include "bvh/overlaps/overlaps.h"
 #include "core/exec.h"
 #include "core/pair_buffer.h"
 #include "core/valid.h"
-#include "simd/overlap_kernels.h"
 
 /* The leaf tests' width: 8 triangles at a time where the hardware has 8 lanes. */
 typedef vl_fw ov_vec;

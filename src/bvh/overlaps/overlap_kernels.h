@@ -11,14 +11,14 @@
  * Query records are 8 floats, 32-byte aligned, at records + 8 * id:
  *   box:    min x y z, 0, max x y z, 0
  *   sphere: center x y z, radius, node radius squared, 0, 0, 0 */
-#ifndef VL_SIMD_OVERLAP_KERNELS_H
-#define VL_SIMD_OVERLAP_KERNELS_H
+#ifndef VL_BVH_OVERLAPS_OVERLAP_KERNELS_H
+#define VL_BVH_OVERLAPS_OVERLAP_KERNELS_H
 
 #include <stdint.h>
 
 #include <volley/bvh.h>
 
-#include "bvh/bvh_internal.h"
+#include "bvh/tree/tree.h"
 #include "simd/bvh_kernels.h"
 #include "simd/simd.h"
 
