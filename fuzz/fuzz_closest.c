@@ -16,48 +16,15 @@
 #include "bvh/closest/closest.h"
 #include "fuzz_util.h"
 
-#define MAX_PRIMS 32
 #define MAX_QUERIES 24
 
 /* The offset of this run, added to every coordinate the bytes give. */
 static float g_off[3];
 
-typedef struct scene {
-    int boxes;
-    uint32_t count;
-    float xyz[MAX_PRIMS * 9];
-    vl_aabb box[MAX_PRIMS];
-} scene;
-
-static vl_bvh* build_scene(fuzz_input* in, scene* s) {
-    vl_bvh_desc desc = fuzz_bvh_head(in, MAX_PRIMS, &s->boxes, &s->count);
-    vl_bvh* bvh = NULL;
-    if (s->boxes) {
-        for (uint32_t i = 0; i < s->count; i++)
-            for (int a = 0; a < 3; a++) {
-                float lo = fuzz_coord(in), size = fabsf(fuzz_coord(in));
-                if (isnan(lo) || isnan(size)) lo = 0.0f, size = 1.0f;
-                if (lo == INFINITY) lo = -INFINITY; /* a box at +infinity is valid but useless */
-                lo += g_off[a];
-                s->box[i].min[a] = lo, s->box[i].max[a] = isnan(lo + size) ? INFINITY : lo + size;
-            }
-        FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh, NULL) == VL_OK, "boxes refused");
-    } else {
-        static uint32_t idx[MAX_PRIMS * 3];
-        for (uint32_t i = 0; i < s->count * 9; i++) {
-            float x = fuzz_coord(in);
-            s->xyz[i] = (isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f) + g_off[i % 3];
-        }
-        for (uint32_t i = 0; i < s->count * 3; i++) idx[i] = i;
-        FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh, NULL) == VL_OK,
-                   "tris refused");
-    }
-    return bvh;
-}
 
 /* The library's exact squared distance from q's point to primitive i, the triangle as the tree
  * keeps it (v0 and its float edges). */
-static double exact(const scene* s, const vl_closest_query* q, uint32_t i) {
+static double exact(const fuzz_scene* s, const vl_closest_query* q, uint32_t i) {
     if (s->boxes) return vl_closest_box_exact(q->p, s->box[i].min, s->box[i].max);
     const float* p = s->xyz + 9 * (size_t)i;
     double w[3], e1[3], e2[3];
@@ -68,7 +35,7 @@ static double exact(const scene* s, const vl_closest_query* q, uint32_t i) {
     return vl_closest_tri_exact(w, e1, e2, NULL, NULL);
 }
 
-static void check_answer(const scene* s, const vl_point_query* in, const vl_closest_hit* h, uint32_t i) {
+static void check_answer(const fuzz_scene* s, const vl_point_query* in, const vl_closest_hit* h, uint32_t i) {
     if (!vl_closest_valid(in)) {
         FUZZ_CHECK(h->prim == VL_NO_HIT && h->distance == INFINITY && h->u == 0 && h->v == 0 && h->point[0] == 0,
                    "%u: invalid query answered", i);
@@ -119,8 +86,8 @@ static float fuzz_max(fuzz_input* in) {
 static void run(const uint8_t* data, size_t size) {
     size_t before = vl_get_bytes_in_use();
     fuzz_input in = {data, size, 0};
-    static scene s;
-    vl_bvh* bvh = build_scene(&in, &s);
+    static fuzz_scene s;
+    vl_bvh* bvh = fuzz_build_scene(&in, &s, g_off);
     vl_context* ctx = NULL;
     FUZZ_CHECK(vl_context_create(NULL, &ctx) == VL_OK, "context");
     if (bvh) {

@@ -14,46 +14,14 @@
 #include "bvh/sweeps/sweep.h"
 #include "fuzz_util.h"
 
-#define MAX_PRIMS 32
 #define MAX_SWEEPS 24
 
 /* The offset of this run, added to every coordinate the bytes give. */
 static float g_off[3];
 
-typedef struct scene {
-    int boxes;
-    uint32_t count;
-    float xyz[MAX_PRIMS * 9];
-    vl_aabb box[MAX_PRIMS];
-} scene;
-
-static vl_bvh* build_scene(fuzz_input* in, scene* s) {
-    vl_bvh_desc desc = fuzz_bvh_head(in, MAX_PRIMS, &s->boxes, &s->count);
-    vl_bvh* bvh = NULL;
-    if (s->boxes) {
-        for (uint32_t i = 0; i < s->count; i++)
-            for (int a = 0; a < 3; a++) {
-                float lo = fuzz_coord(in), size = fabsf(fuzz_coord(in));
-                if (isnan(lo) || isnan(size)) lo = 0.0f, size = 1.0f;
-                if (lo == INFINITY) lo = -INFINITY; /* a box at +infinity is valid but useless */
-                lo += g_off[a];
-                s->box[i].min[a] = lo, s->box[i].max[a] = isnan(lo + size) ? INFINITY : lo + size;
-            }
-        FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh, NULL) == VL_OK, "boxes refused");
-    } else {
-        static uint32_t idx[MAX_PRIMS * 3];
-        for (uint32_t i = 0; i < s->count * 9; i++) {
-            float x = fuzz_coord(in);
-            s->xyz[i] = (isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f) + g_off[i % 3];
-        }
-        for (uint32_t i = 0; i < s->count * 3; i++) idx[i] = i;
-        FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh, NULL) == VL_OK, "tris refused");
-    }
-    return bvh;
-}
 
 /* The library's exact time of sweep q against primitive i, vertices as the tree keeps them. */
-static double exact(const scene* s, const vl_sweep_query* q, uint32_t i) {
+static double exact(const fuzz_scene* s, const vl_sweep_query* q, uint32_t i) {
     if (s->boxes) {
         double mn[3], mx[3];
         for (int a = 0; a < 3; a++) mn[a] = s->box[i].min[a], mx[a] = s->box[i].max[a];
@@ -73,7 +41,7 @@ static float fuzz_dir(fuzz_input* in) {
     return b < 96 ? 0.0f : b < 112 ? -0.0f : fuzz_coord(in);
 }
 
-static void check_answer(const scene* s, const vl_sweep_query* q, int valid, vl_hit h, const vl_contact* c,
+static void check_answer(const fuzz_scene* s, const vl_sweep_query* q, int valid, vl_hit h, const vl_contact* c,
                          int any, const char* path, uint32_t i) {
     if (!valid) {
         FUZZ_CHECK(h.prim == VL_NO_HIT && h.t == INFINITY, "%s %u: invalid sweep hit", path, i);
@@ -107,8 +75,8 @@ static void check_answer(const scene* s, const vl_sweep_query* q, int valid, vl_
 static void run(const uint8_t* data, size_t size) {
     size_t before = vl_get_bytes_in_use();
     fuzz_input in = {data, size, 0};
-    static scene s;
-    vl_bvh* bvh = build_scene(&in, &s);
+    static fuzz_scene s;
+    vl_bvh* bvh = fuzz_build_scene(&in, &s, g_off);
     if (bvh) {
         static vl_sphere_sweep sph[MAX_SWEEPS];
         static vl_box_sweep box[MAX_SWEEPS];

@@ -66,6 +66,45 @@ static inline vl_bvh_desc fuzz_bvh_head(fuzz_input* in, uint32_t max, int* boxes
     return desc;
 }
 
+/* A fuzzed tree's primitives as the sweeps' and closest points' targets draw them: `count`
+ * triangles (9 floats each, finite and under 1e6, else 1) or boxes (any bound, NaN repaired, none
+ * at +infinity), every coordinate moved by `off`. */
+#define FUZZ_SCENE_MAX 32u
+typedef struct fuzz_scene {
+    int boxes;
+    uint32_t count;
+    float xyz[FUZZ_SCENE_MAX * 9];
+    vl_aabb box[FUZZ_SCENE_MAX];
+} fuzz_scene;
+
+/* Draws s (fuzz_bvh_head, then the primitives) and builds its tree; stops the run if the build
+ * refuses what was drawn as valid. */
+static inline vl_bvh* fuzz_build_scene(fuzz_input* in, fuzz_scene* s, const float off[3]) {
+    vl_bvh_desc desc = fuzz_bvh_head(in, FUZZ_SCENE_MAX, &s->boxes, &s->count);
+    vl_bvh* bvh = NULL;
+    if (s->boxes) {
+        for (uint32_t i = 0; i < s->count; i++)
+            for (int a = 0; a < 3; a++) {
+                float lo = fuzz_coord(in), size = fabsf(fuzz_coord(in));
+                if (isnan(lo) || isnan(size)) lo = 0.0f, size = 1.0f;
+                if (lo == INFINITY) lo = -INFINITY; /* a box at +infinity is valid but useless */
+                lo += off[a];
+                s->box[i].min[a] = lo, s->box[i].max[a] = isnan(lo + size) ? INFINITY : lo + size;
+            }
+        FUZZ_CHECK(vl_bvh_build_boxes(s->box, s->count, &desc, &bvh, NULL) == VL_OK, "boxes refused");
+    } else {
+        uint32_t idx[FUZZ_SCENE_MAX * 3];
+        for (uint32_t i = 0; i < s->count * 9; i++) {
+            float x = fuzz_coord(in);
+            s->xyz[i] = (isfinite(x) && fabsf(x) < 1e6f ? x : 1.0f) + off[i % 3];
+        }
+        for (uint32_t i = 0; i < s->count * 3; i++) idx[i] = i;
+        FUZZ_CHECK(vl_bvh_build_triangles(s->xyz, s->count * 3, idx, s->count, &desc, &bvh, NULL) == VL_OK,
+                   "tris refused");
+    }
+    return bvh;
+}
+
 /* The far offset (scenes.h: +-2^10, +-2^13, +-2^17, as the vector (o, o / 2, -o)) at which a
  * target runs each input a second time, after running it where its bytes put it, picked by the
  * input's last byte: every check also holds far from the origin, and the regressions replay. */

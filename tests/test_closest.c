@@ -17,6 +17,7 @@
 #include <float.h>
 
 #include "bvh/closest/closest.h"
+#include "distance_oracle.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"
@@ -30,75 +31,16 @@ typedef struct o_scene {
     uint32_t count;
 } o_scene;
 
-static double o_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
 static void o_tri(const o_scene* s, uint32_t i, double t[3][3]) {
     for (int k = 0; k < 3; k++)
         for (int a = 0; a < 3; a++) t[k][a] = s->xyz[3 * (size_t)s->idx[3 * (size_t)i + k] + a];
 }
 
-/* Closest point c to p on segment ab; its squared distance. */
-static double o_segment(const double p[3], const double a[3], const double b[3], double c[3]) {
-    double e[3], w[3];
-    for (int k = 0; k < 3; k++) e[k] = b[k] - a[k], w[k] = p[k] - a[k];
-    double ee = o_dot(e, e), s = ee > 0 ? o_dot(w, e) / ee : 0;
-    s = s < 0 ? 0 : s > 1 ? 1 : s;
-    double r = 0;
-    for (int k = 0; k < 3; k++) {
-        c[k] = a[k] + s * e[k];
-        r += (p[k] - c[k]) * (p[k] - c[k]);
-    }
-    return r;
-}
-
-/* Squared distance from p to triangle t and its closest point c: Ericson's regions (5.1.5), the
- * face point taken only for a triangle with a clear normal; the three edges always (so that a
- * point, segment or sliver is what it is). */
-static double o_tri_closest(const double p[3], const double t[3][3], double c[3]) {
-    double best = INFINITY, q[3];
-    for (int i = 0; i < 3; i++) {
-        double d = o_segment(p, t[i], t[(i + 1) % 3], q);
-        if (d < best) best = d, memcpy(c, q, sizeof q);
-    }
-    double ab[3], ac[3], ap[3], bp[3], cp[3];
-    for (int k = 0; k < 3; k++)
-        ab[k] = t[1][k] - t[0][k], ac[k] = t[2][k] - t[0][k], ap[k] = p[k] - t[0][k], bp[k] = p[k] - t[1][k],
-        cp[k] = p[k] - t[2][k];
-    double d1 = o_dot(ab, ap), d2 = o_dot(ac, ap), d3 = o_dot(ab, bp), d4 = o_dot(ac, bp), d5 = o_dot(ab, cp),
-           d6 = o_dot(ac, cp);
-    double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-    if (d1 <= 0 && d2 <= 0) return best; /* vertex and edge regions: the edges gave them */
-    if (d3 >= 0 && d4 <= d3) return best;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) return best;
-    if (d6 >= 0 && d5 <= d6) return best;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) return best;
-    if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) return best;
-    double den = va + vb + vc, n[3];
-    n[0] = ab[1] * ac[2] - ab[2] * ac[1], n[1] = ab[2] * ac[0] - ab[0] * ac[2], n[2] = ab[0] * ac[1] - ab[1] * ac[0];
-    if (!(o_dot(n, n) > 1e-10 * o_dot(ab, ab) * o_dot(ac, ac)) || !(den > 0)) return best;
-    double v = vb / den, w = vc / den, r = 0;
-    for (int k = 0; k < 3; k++) {
-        q[k] = t[0][k] + ab[k] * v + ac[k] * w;
-        r += (q[k] - p[k]) * (q[k] - p[k]);
-    }
-    if (r < best) best = r, memcpy(c, q, sizeof q);
-    return best;
-}
-
-static double o_box_d2(const double p[3], const vl_aabb* b) {
-    double r = 0;
-    for (int k = 0; k < 3; k++) {
-        double x = p[k] < b->min[k] ? b->min[k] - p[k] : p[k] > b->max[k] ? p[k] - b->max[k] : 0;
-        r += x * x;
-    }
-    return r;
-}
-
 static double o_dist(const o_scene* s, uint32_t i, const double p[3]) {
-    if (s->boxes) return sqrt(o_box_d2(p, &s->boxes[i]));
+    if (s->boxes) return sqrt(odist_box2(p, &s->boxes[i]));
     double t[3][3], c[3];
     o_tri(s, i, t);
-    return sqrt(o_tri_closest(p, t, c));
+    return sqrt(odist_triangle2(p, t, c));
 }
 
 /* The largest side of primitive i's box (0 for boxes: their tolerance has no size term). */

@@ -15,6 +15,7 @@
  * from the oracle only where the shape grown or shrunk by tol says the contact is grazing. */
 #include <float.h>
 
+#include "distance_oracle.h"
 #include "scenes.h"
 #include "test_alloc.h"
 #include "test_util.h"
@@ -33,8 +34,6 @@ typedef struct o_scene {
     double scale; /* largest coordinate magnitude (finite) */
 } o_scene;
 
-static double o_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
 static o_query o_sphere(const vl_sphere_sweep* s) {
     o_query q = {0, {0, 0, 0}, {0, 0, 0}, s->radius, {0, 0, 0}, s->tmax};
     for (int a = 0; a < 3; a++) q.c[a] = s->center[a], q.d[a] = fabsf(s->dir[a]) < FLT_MIN ? 0.0 : s->dir[a];
@@ -51,54 +50,8 @@ static o_query o_box(const vl_box_sweep* s) {
     return q;
 }
 
-static double o_seg_dist2(const double p[3], const double a[3], const double b[3]) {
-    double e[3], w[3];
-    for (int k = 0; k < 3; k++) e[k] = b[k] - a[k], w[k] = p[k] - a[k];
-    double ee = o_dot(e, e), s = ee > 0 ? o_dot(w, e) / ee : 0;
-    s = s < 0 ? 0 : s > 1 ? 1 : s;
-    double r = 0;
-    for (int k = 0; k < 3; k++) r += (w[k] - s * e[k]) * (w[k] - s * e[k]);
-    return r;
-}
-
-/* Squared distance from p to triangle t: Ericson's Voronoi regions (and its edges, for
- * triangles of zero area). */
-static double o_tri_dist2(const double p[3], const double t[3][3]) {
-    double best = fmin(o_seg_dist2(p, t[0], t[1]), fmin(o_seg_dist2(p, t[1], t[2]), o_seg_dist2(p, t[2], t[0])));
-    double ab[3], ac[3], ap[3], bp[3], cp[3];
-    for (int k = 0; k < 3; k++)
-        ab[k] = t[1][k] - t[0][k], ac[k] = t[2][k] - t[0][k], ap[k] = p[k] - t[0][k], bp[k] = p[k] - t[1][k],
-        cp[k] = p[k] - t[2][k];
-    double d1 = o_dot(ab, ap), d2 = o_dot(ac, ap), d3 = o_dot(ab, bp), d4 = o_dot(ac, bp), d5 = o_dot(ab, cp),
-           d6 = o_dot(ac, cp);
-    double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-    if (d1 <= 0 && d2 <= 0) return best;           /* vertex regions and edges: the edges give them */
-    if (d3 >= 0 && d4 <= d3) return best;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) return best;
-    if (d6 >= 0 && d5 <= d6) return best;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) return best;
-    if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) return best;
-    double den = va + vb + vc;
-    if (!(den > 0)) return best;
-    double v = vb / den, w = vc / den, r = 0;
-    for (int k = 0; k < 3; k++) {
-        double x = t[0][k] + ab[k] * v + ac[k] * w - p[k];
-        r += x * x;
-    }
-    return fmin(best, r);
-}
-
-static double o_box_dist2(const double p[3], const vl_aabb* b) {
-    double r = 0;
-    for (int k = 0; k < 3; k++) {
-        double x = p[k] < b->min[k] ? b->min[k] - p[k] : p[k] > b->max[k] ? p[k] - b->max[k] : 0;
-        r += x * x;
-    }
-    return r;
-}
-
 static double o_dist(const o_scene* s, uint32_t i, const double p[3]) {
-    return sqrt(s->tri ? o_tri_dist2(p, s->tri[i]) : o_box_dist2(p, &s->boxes[i]));
+    return sqrt(s->tri ? odist_triangle2(p, s->tri[i], NULL) : odist_box2(p, &s->boxes[i]));
 }
 
 /* Sphere: the first t with dist(c + t d) <= r, or -1; *closest gets the closest approach. */
@@ -108,7 +61,7 @@ static double o_sphere_time(const o_query* q, const o_scene* s, uint32_t i, doub
     double f0 = o_dist(s, i, p);
     *closest = f0;
     if (f0 <= q->r) return 0.0;
-    double dl = sqrt(o_dot(q->d, q->d));
+    double dl = sqrt(odist_dot(q->d, q->d));
     double end = q->tmax;
     if (!(end < 1e30)) end = (f0 + q->r + 4.0 * s->scale + 1.0) * 4.0 / dl;
     double a = 0, b = end, g = 0.6180339887498949;
@@ -153,13 +106,13 @@ static double o_box_tri_time(const o_query* q, const double t[3][3]) {
                 double u[3], v[3], n[3];
                 for (int a = 0; a < 3; a++) u[a] = P[j][a] - P[i][a], v[a] = P[k][a] - P[i][a];
                 n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
-                double nl = sqrt(o_dot(n, n));
+                double nl = sqrt(odist_dot(n, n));
                 if (!(nl > 1e-9 * mag * mag)) continue;
                 for (int a = 0; a < 3; a++) n[a] /= nl;
-                double h = o_dot(n, P[i]), eps = 1e-12 * mag;
+                double h = odist_dot(n, P[i]), eps = 1e-12 * mag;
                 int above = 0, below = 0;
                 for (int m = 0; m < 24 && !(above && below); m++) {
-                    double x = o_dot(n, P[m]) - h;
+                    double x = odist_dot(n, P[m]) - h;
                     above |= x > eps, below |= x < -eps;
                 }
                 if (above && below) continue;
@@ -169,7 +122,7 @@ static double o_box_tri_time(const o_query* q, const double t[3][3]) {
                 if (above) h = -h;
                 facets++;
                 /* half-space n.x <= h, the ray x = t d from the origin */
-                double dn = o_dot(n, q->d);
+                double dn = odist_dot(n, q->d);
                 if (dn == 0) {
                     if (h < 0) return -1.0;
                 } else if (dn > 0) {
@@ -296,7 +249,7 @@ static double o_prim_size(const o_scene* s, uint32_t i) {
  * primitive's sizes and the travel, never of the distance from the origin. */
 static double tol_dist(const o_query* q, const o_scene* s, uint32_t i, double T) {
     double S = q_size(q) + (i == VL_NO_HIT ? 0.0 : o_prim_size(s, i));
-    return VL_SWEEP_TOLERANCE * (S + sqrt(o_dot(q->d, q->d)) * fmax(T, 0.0));
+    return VL_SWEEP_TOLERANCE * (S + sqrt(odist_dot(q->d, q->d)) * fmax(T, 0.0));
 }
 
 /* ---- checks ------------------------------------------------------------------------------- */
@@ -308,7 +261,7 @@ static void check_answer(const o_query* q, const o_scene* s, vl_hit hit, const v
                          uint32_t index) {
     uint32_t Tprim;
     double T = o_first(q, s, &Tprim);
-    double dl = sqrt(o_dot(q->d, q->d));
+    double dl = sqrt(odist_dot(q->d, q->d));
     if (hit.prim == VL_NO_HIT) {
         CHECK(hit.t == INFINITY, "%s %u: miss with t %g", g_what, index, hit.t);
         if (Tprim != VL_NO_HIT) { /* only a graze may be missed: the shrunk shape misses */
@@ -579,7 +532,7 @@ static void margin_sweeps(const scene_mesh* m, uint32_t n, float size, double sc
         nrm[0] = e1[1] * e2[2] - e1[2] * e2[1];
         nrm[1] = e1[2] * e2[0] - e1[0] * e2[2];
         nrm[2] = e1[0] * e2[1] - e1[1] * e2[0];
-        double len = sqrt(o_dot(nrm, nrm)), r = size * radii[i % 4], e = eps[(i / 4) % 7];
+        double len = sqrt(odist_dot(nrm, nrm)), r = size * radii[i % 4], e = eps[(i / 4) % 7];
         if (!(len > 0.0)) len = 1.0, nrm[0] = 1.0, nrm[1] = nrm[2] = 0.0;
         for (int a = 0; a < 3; a++) nrm[a] /= len;
         double u = test_float(&rng, 0, 1), w = test_float(&rng, 0, 1);
@@ -588,8 +541,8 @@ static void margin_sweeps(const scene_mesh* m, uint32_t n, float size, double sc
         if (kind == 2) u = w = 0.0; /* past the vertex v0 */
         for (int a = 0; a < 3; a++) p[a] = v[0][a] + u * e1[a] + w * e2[a];
         double side = (i & 1) ? 1.0 : -1.0, along[3], tmax = 1.0;
-        for (int a = 0; a < 3; a++) along[a] = e1[a] - nrm[a] * o_dot(e1, nrm);
-        double al = sqrt(o_dot(along, along));
+        for (int a = 0; a < 3; a++) along[a] = e1[a] - nrm[a] * odist_dot(e1, nrm);
+        double al = sqrt(odist_dot(along, along));
         for (int a = 0; a < 3; a++) along[a] = al > 0.0 ? along[a] / al : 0.0;
         if (kind == 0) { /* onto the face, reaching it at t = 1 + e (tmax 1) */
             double h = size * test_float(&rng, 0.1f, 3.0f);
@@ -615,7 +568,7 @@ static void margin_sweeps(const scene_mesh* m, uint32_t n, float size, double sc
 }
 
 static void unit3(double v[3]) {
-    double l = sqrt(o_dot(v, v));
+    double l = sqrt(odist_dot(v, v));
     for (int a = 0; a < 3; a++) v[a] /= l;
 }
 
@@ -640,16 +593,16 @@ static void feature_sweeps(const scene_mesh* m, uint32_t n, float size, double s
         /* x: from the feature toward the path's closest point (across the edge: perpendicular to
          * it); y: the path's direction, perpendicular to x (and to the edge) */
         for (int k = 0; k < 3; k++) x[k] = test_float(&rng, -1.0f, 1.0f);
-        if (edge && o_dot(E, E) > 0.0) {
-            double el = o_dot(x, E) / o_dot(E, E);
+        if (edge && odist_dot(E, E) > 0.0) {
+            double el = odist_dot(x, E) / odist_dot(E, E);
             for (int k = 0; k < 3; k++) x[k] -= el * E[k];
         }
         unit3(x);
-        if (edge && o_dot(E, E) > 0.0) {
+        if (edge && odist_dot(E, E) > 0.0) {
             y[0] = E[1] * x[2] - E[2] * x[1], y[1] = E[2] * x[0] - E[0] * x[2], y[2] = E[0] * x[1] - E[1] * x[0];
         } else {
             for (int k = 0; k < 3; k++) y[k] = test_float(&rng, -1.0f, 1.0f);
-            double xl = o_dot(y, x);
+            double xl = odist_dot(y, x);
             for (int k = 0; k < 3; k++) y[k] -= xl * x[k];
         }
         unit3(y);
@@ -787,7 +740,7 @@ static void test_band(uint32_t k) {
         double worst = 0;
         for (uint32_t i = 0; i < n; i++) {
             o_query q = shape ? o_box(&box[i]) : o_sphere(&sph[i]);
-            const double dl = sqrt(o_dot(q.d, q.d)), band = 1e-4 * (q_size(&q) + dl * q.tmax);
+            const double dl = sqrt(odist_dot(q.d, q.d)), band = 1e-4 * (q_size(&q) + dl * q.tmax);
             uint32_t prim;
             const double T = o_first(&q, &t.o, &prim);
             double off = 0;
