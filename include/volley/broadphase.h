@@ -45,16 +45,19 @@ extern "C" {
  *   vl_box_prune_scratch_size(count) bytes (NULL is fine where that is 0); its contents need no
  *   initialisation and mean nothing after the call;
  * - exec->context: the storage is kept by the context from call to call (a later call with as
- *   many boxes allocates nothing but out's growth), and with a job system the work is spread over
- *   its workers: the boxes are sorted in pieces as tasks, then the sweep, the loop over the sorted
- *   boxes, is cut into ranges of sorted positions (about count / 64 boxes each, in multiples of
- *   256, at least 1024), each range appending to its own pair list kept in the context, and the
- *   lists are appended to out in range order. That sweep is unbanded, so the pairs are the set of
- *   the other forms in another order: (lower index, higher index), grouped by the box of the pair
- *   that comes first in the sweep order (ascending min on the sweep axis, ties by index), groups in
- *   that order, each group in the sweep order of the other box. That list depends on the boxes
- *   alone: identical for any worker count and job system, and on a context without one. The lists
- *   grow on the job system's threads (the hooks must be thread-safe).
+ *   many boxes allocates nothing but out's growth). A context without a job system runs the same
+ *   prune as the other forms, with the same pairs in the same order, on a block of the
+ *   _scratch_size bytes that it keeps: the way to prune every frame without allocating and without
+ *   sizing a scratch. With a job system the work is spread over its workers: the boxes are sorted
+ *   in pieces as tasks, then the sweep, the loop over the sorted boxes, is cut into ranges of
+ *   sorted positions (about count / 64 boxes each, in multiples of 256, at least 1024), each range
+ *   appending to its own pair list kept in the context, and the lists are appended to out in range
+ *   order. That sweep is unbanded, so the pairs are the set of the other forms in another order:
+ *   (lower index, higher index), grouped by the box of the pair that comes first in the sweep
+ *   order (ascending min on the sweep axis, ties by index), groups in that order, each group in
+ *   the sweep order of the other box. That list depends on the boxes alone: identical for any
+ *   worker count and job system. The lists grow on the job system's threads (the hooks must be
+ *   thread-safe).
  * Either way only out may grow: reuse it (count = 0) and a warm frame allocates nothing.
  * Errors, checked in this order before any box is read: VL_ERR_INVALID_ARGUMENT (out NULL or
  * inconsistent: see vl_pair_buffer; boxes NULL with count > 0), VL_ERR_TOO_LARGE (count past
@@ -66,7 +69,7 @@ extern "C" {
 VL_API vl_status vl_box_prune(const vl_aabb* boxes, uint32_t count, vl_pair_buffer* out, const vl_exec* exec);
 
 /* Appends every pair (i, j) such that a[i] overlaps b[j]. exec and errors as vl_box_prune, with
- * vl_box_prune_bipartite_scratch_size(na, nb) bytes of scratch. On a context the pairs are
+ * vl_box_prune_bipartite_scratch_size(na, nb) bytes of scratch. On a job system the pairs are
  * (index in a, index in b), first those of each a-box with the b-boxes starting at or after it
  * (a-boxes in sweep order, then b-boxes in sweep order), then those of each b-box with the a-boxes
  * starting strictly after it, likewise; ranges are of max(na, nb) boxes, over a's sorted boxes
