@@ -30,8 +30,9 @@
  * Determinism: on a context a call cuts its work into items that depend on its input alone,
  * never on worker_count or on the ranges the job system makes, and each item writes its own part
  * of the output, so its answers are identical (every bit of every field) for any worker count,
- * any job system, and without one. Each call says how its answers on a context compare with its
- * answers without one.
+ * any job system, and without one (box pruning: for any worker count and job system; a context
+ * without a job system gives the pairs in the order of the call without a context). Each call
+ * says how its answers on a context compare with its answers without one.
  *
  * A vl_context is not thread-safe: one call at a time on it (one per calling thread). */
 #ifndef VOLLEY_TASKS_H
