@@ -1,13 +1,15 @@
 /* Sweep leaf tests: one sweep against a leaf's primitives. The float culling test (a time no
  * later than the first touch of each primitive: the entry into its box grown by the sweep's
- * extent and, for triangles, into the slab around its plane, or for spheres into the triangle
- * grown by the radius; VL_BW triangles per instruction, read from the leaf's rows) keeps the
- * exact double test for the primitives the sweep can reach, earliest first. */
+ * extent and, for triangles, into the slab around its plane, for spheres into the triangle grown
+ * by the radius, for capsules into the slabs around the triangle swept by the segment; VL_BW
+ * triangles per instruction, read from the leaf's rows) keeps the exact double test for the
+ * primitives the sweep can reach, earliest first. */
 #include <math.h>
 
 #include "bvh/sweeps/sweep.h"
 #include "compiler.h"
 
+#include "simd/capsule_kernels.h"
 #include "simd/sweep_kernels.h"
 
 _Static_assert(VL_SWEEPREC_FLOATS == VL_SWEEPV_STRIDE, "the kernels read the sweep records' layout");
@@ -68,14 +70,36 @@ static VL_NOINLINE uint32_t reach_sphere(const float* rows, uint32_t count, cons
     return n;
 }
 
+/* reach_box for a capsule sweep, with the capsule bound (vl_sweepw_capsule_tris): its segment and
+ * radius rounded from double, and the pad of its centre's rounding (2^-17 of its coordinates,
+ * rounded to float: over the 2^-24 of the centre's rounding and of the float differences). */
+static VL_NOINLINE uint32_t reach_capsule(const float* rows, uint32_t count, const vl_sweep_query* q,
+                                          const float* rec, uint32_t* which, float* enter) {
+    vl_sweepvw s;
+    vl_sweepw_broadcast(rec, &s);
+    vl_capsulevw cp;
+    for (int a = 0; a < 3; a++) cp.D[a] = vl_fw_set1((float)q->seg[a]);
+    cp.r = vl_fw_set1((float)q->r);
+    cp.pad = vl_fw_set1((float)(q->scale * 0x1p-17 + 1e-20));
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < count; b += VL_BW) {
+        vl_fw tn;
+        uint32_t bits = vl_fw_bits(vl_sweepw_capsule_tris(rows, count, b, &s, &cp, &tn));
+        vl_fw_storeu(enter + b, tn);
+        n = append_lanes(bits, b, count, which, n);
+    }
+    return n;
+}
+
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
                        int any_hit, vl_sweep_best* best) {
     const float* rows = vl_bvh_leaf_geometry(vl_bvh_leaf_rows(bvh, first), count);
     /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE];
     float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
-    const uint32_t n = q->is_box ? reach_box(rows, count, rec, which, enter)
-                                 : reach_sphere(rows, count, q, rec, which, enter);
+    const uint32_t n = q->is_capsule ? reach_capsule(rows, count, q, rec, which, enter)
+                       : q->is_box   ? reach_box(rows, count, rec, which, enter)
+                                     : reach_sphere(rows, count, q, rec, which, enter);
     /* earliest possible touch first, so that the closest hit's limit drops early */
     for (uint32_t i = 1; i < n; i++)
         for (uint32_t j = i; j > 0 && enter[which[j]] < enter[which[j - 1]]; j--) {
