@@ -87,4 +87,20 @@ static inline void scene_random_spot(const scene_mesh* m, test_rng* rng, double 
     for (int a = 0; a < 3; a++) p[a] = v[0][a] + bu * e1[a] + bv * e2[a];
 }
 
+/* count random boxes in [0, 104)^3 (every tenth flat along z), then an infinite slab (y in
+ * [-20, -10]) and an unbounded corner ([150, inf)^3), all moved by scene_offset(k): count + 2
+ * boxes in out. */
+static inline void scene_box_tree(uint32_t count, uint64_t seed, uint32_t k, vl_aabb* out) {
+    test_rng rng = {seed};
+    for (uint32_t i = 0; i < count; i++)
+        for (int a = 0; a < 3; a++) {
+            const float lo = test_float(&rng, 0, 100), size = i % 10 == 3 && a == 2 ? 0.0f : test_float(&rng, 0, 4);
+            out[i].min[a] = lo, out[i].max[a] = lo + size;
+        }
+    for (int a = 0; a < 3; a++) out[count].min[a] = -INFINITY, out[count].max[a] = INFINITY;
+    out[count].min[1] = -20, out[count].max[1] = -10;
+    for (int a = 0; a < 3; a++) out[count + 1].min[a] = 150, out[count + 1].max[a] = INFINITY;
+    scene_move_boxes(out, count + 2, scene_offset(k));
+}
+
 #endif

@@ -421,18 +421,10 @@ static void test_bench_queries(void) {
  * scene_offset(k), with capsules moved alike: random, with an end on a box's face, lying along a
  * face, parallel to an edge. */
 static void test_box_tree(uint32_t count, uint32_t n, uint64_t seed, uint32_t k) {
-    test_rng rng = {seed};
+    test_rng rng = {seed + 1000};
     vl_aabb* prims = malloc(sizeof(vl_aabb) * (count + 2));
-    for (uint32_t i = 0; i < count; i++)
-        for (int a = 0; a < 3; a++) {
-            float c = test_float(&rng, 0, 100), h = test_float(&rng, 0, 3);
-            prims[i].min[a] = c - h, prims[i].max[a] = (i % 13 == 0) ? c - h : c + h;
-        }
-    for (int a = 0; a < 3; a++) prims[count].min[a] = -INFINITY, prims[count].max[a] = INFINITY;
-    prims[count].min[1] = -20, prims[count].max[1] = -10;
-    for (int a = 0; a < 3; a++) prims[count + 1].min[a] = 150, prims[count + 1].max[a] = INFINITY;
+    scene_box_tree(count, seed, k, prims);
     const uint32_t total = count + 2;
-    scene_move_boxes(prims, total, scene_offset(k));
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_boxes(prims, total, NULL, &bvh, NULL) == VL_OK, "box tree build");
     if (!bvh) return;

@@ -564,15 +564,7 @@ static void test_boxes(uint32_t k) {
     const uint32_t nb = test_scaled(k ? 120 : 300) + 2;
     vl_aabb* boxes = malloc(sizeof(vl_aabb) * nb);
     test_rng rng = {61 + k};
-    for (uint32_t i = 0; i + 2 < nb; i++)
-        for (int a = 0; a < 3; a++) {
-            const float lo = test_float(&rng, 0, 100), sz = i % 10 == 3 && a == 2 ? 0.0f : test_float(&rng, 0, 4);
-            boxes[i].min[a] = lo, boxes[i].max[a] = lo + sz;
-        }
-    for (int a = 0; a < 3; a++) boxes[nb - 2].min[a] = -INFINITY, boxes[nb - 2].max[a] = INFINITY;
-    boxes[nb - 2].min[1] = -20, boxes[nb - 2].max[1] = -10;
-    for (int a = 0; a < 3; a++) boxes[nb - 1].min[a] = 150, boxes[nb - 1].max[a] = INFINITY;
-    scene_move_boxes(boxes, nb, scene_offset(k));
+    scene_box_tree(nb - 2, 161 + k, k, boxes);
     vl_bvh* bvh = NULL;
     CHECK(vl_bvh_build_boxes(boxes, nb, NULL, &bvh, NULL) == VL_OK, "box tree");
     float v[3];

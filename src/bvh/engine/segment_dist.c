@@ -5,52 +5,6 @@
 
 static double clamp01(double x) { return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
 
-/* Closest point to p on segment ab. */
-static void closest_on_segment(const double p[3], const double a[3], const double b[3], double out[3]) {
-    double e[3], w[3];
-    vl_sd_sub(b, a, e), vl_sd_sub(p, a, w);
-    double ee = vl_sd_dot(e, e), s = ee > 0.0 ? vl_sd_dot(w, e) / ee : 0.0;
-    s = clamp01(s);
-    for (int k = 0; k < 3; k++) out[k] = a[k] + s * e[k];
-}
-
-int vl_sd_inside_tri(const double q[3], const double v[3][3], const double n[3]) {
-    for (int i = 0; i < 3; i++) {
-        double e[3], w[3], c[3];
-        vl_sd_sub(v[(i + 1) % 3], v[i], e), vl_sd_sub(q, v[i], w);
-        vl_sd_cross(e, w, c);
-        if (vl_sd_dot(c, n) < 0.0) return 0;
-    }
-    return 1;
-}
-
-void vl_sd_closest_on_tri(const double p[3], const double v[3][3], double out[3]) {
-    double e1[3], e2[3], n[3], w[3];
-    vl_sd_sub(v[1], v[0], e1), vl_sd_sub(v[2], v[0], e2);
-    vl_sd_cross(e1, e2, n);
-    double nn = vl_sd_dot(n, n);
-    if (nn > 0.0) {
-        vl_sd_sub(p, v[0], w);
-        double s = vl_sd_dot(w, n) / nn, q[3];
-        for (int k = 0; k < 3; k++) q[k] = p[k] - s * n[k];
-        if (vl_sd_inside_tri(q, v, n)) {
-            for (int k = 0; k < 3; k++) out[k] = q[k];
-            return;
-        }
-    }
-    double best = INFINITY;
-    for (int i = 0; i < 3; i++) {
-        double c[3], w2[3];
-        closest_on_segment(p, v[i], v[(i + 1) % 3], c);
-        vl_sd_sub(p, c, w2);
-        double d2 = vl_sd_dot(w2, w2);
-        if (d2 < best) {
-            best = d2;
-            for (int k = 0; k < 3; k++) out[k] = c[k];
-        }
-    }
-}
-
 double vl_sd_segment_segment(const double p1[3], const double q1[3], const double p2[3], const double q2[3],
                              double c1[3], double c2[3]) {
     double d1[3], d2[3], r[3], s, t;

@@ -51,9 +51,9 @@ int vl_ov_capsule_record(float* rec, const vl_capsule* c) {
         scale = fmax(scale, fmax(fabs((double)c->a[k]), fabs((double)c->b[k])));
     }
     rec[VL_CAP_RADIUS] = c->radius;
-    const double g = (r + 0x1p-17 * (r + h)) * (1.0 + 0x1p-19) + (scale + r) * 0x1p-19 + 1e-20;
-    const float gf = g < FLT_MAX ? (float)g : FLT_MAX;
-    rec[VL_CAP_GROW] = (double)gf < g ? nextafterf(gf, INFINITY) : gf;
+    /* rounded to nearest after a raise of 2^-22: never under g */
+    const double g = ((r + 0x1p-17 * (r + h)) * (1.0 + 0x1p-19) + (scale + r) * 0x1p-19 + 1e-20) * (1.0 + 0x1p-22);
+    rec[VL_CAP_GROW] = g < FLT_MAX ? (float)g : FLT_MAX;
     return 1;
 }
 
