@@ -50,4 +50,15 @@ void BulletMesh::build(const scene_mesh& m) {
                                                (int)m.vertex_count, verts.data(), 3 * sizeof(btScalar)));
     shape.reset(new btBvhTriangleMeshShape(array.get(), true, true));
 }
+
+void BulletWorld::build(btCollisionShape* shape) {
+    config.reset(new btDefaultCollisionConfiguration());
+    dispatcher.reset(new btCollisionDispatcher(config.get()));
+    broadphase.reset(new btDbvtBroadphase());
+    world.reset(new btCollisionWorld(dispatcher.get(), broadphase.get(), config.get()));
+    object.reset(new btCollisionObject());
+    object->setCollisionShape(shape);
+    world->addCollisionObject(object.get());
+    world->updateAabbs();
+}
 #endif

@@ -45,6 +45,17 @@ struct BulletMesh {
     std::unique_ptr<btBvhTriangleMeshShape> shape;
     void build(const scene_mesh& m);
 };
+
+// A btCollisionWorld (dbvt broadphase) holding one btCollisionObject of a BulletMesh's shape: what
+// btCollisionWorld::convexSweepTest sweeps against.
+struct BulletWorld {
+    std::unique_ptr<btDefaultCollisionConfiguration> config;
+    std::unique_ptr<btCollisionDispatcher> dispatcher;
+    std::unique_ptr<btDbvtBroadphase> broadphase;
+    std::unique_ptr<btCollisionWorld> world;
+    std::unique_ptr<btCollisionObject> object;
+    void build(btCollisionShape* shape);
+};
 #endif
 
 #endif

@@ -31,11 +31,7 @@ struct SweepScene {
     std::vector<vl_box_sweep> boxes;
 #ifdef VOLLEY_BENCH_BULLET
     BulletMesh bullet;
-    std::unique_ptr<btDefaultCollisionConfiguration> config;
-    std::unique_ptr<btCollisionDispatcher> dispatcher;
-    std::unique_ptr<btDbvtBroadphase> broadphase;
-    std::unique_ptr<btCollisionWorld> world;
-    std::unique_ptr<btCollisionObject> object;
+    BulletWorld world;
     std::vector<std::unique_ptr<btConvexShape>> sphere_shapes, box_shapes;
 #endif
 };
@@ -101,14 +97,7 @@ void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
 #ifdef VOLLEY_BENCH_BULLET
 void bullet_build(SweepScene* s) {
     s->bullet.build(s->mesh);
-    s->config.reset(new btDefaultCollisionConfiguration());
-    s->dispatcher.reset(new btCollisionDispatcher(s->config.get()));
-    s->broadphase.reset(new btDbvtBroadphase());
-    s->world.reset(new btCollisionWorld(s->dispatcher.get(), s->broadphase.get(), s->config.get()));
-    s->object.reset(new btCollisionObject());
-    s->object->setCollisionShape(s->bullet.shape.get());
-    s->world->addCollisionObject(s->object.get());
-    s->world->updateAabbs();
+    s->world.build(s->bullet.shape.get());
     for (uint32_t i = 0; i < kSweeps; i++) {
         s->sphere_shapes.emplace_back(new btSphereShape(s->spheres[i].radius));
         const vl_aabb& b = s->boxes[i].box;
@@ -120,7 +109,7 @@ void bullet_build(SweepScene* s) {
 void BM_bullet(benchmark::State& state, int which, int boxes) {
     SweepScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    if (!s->world) bullet_build(s);
+    if (!s->world.world) bullet_build(s);
     const uint32_t n = kSweeps / 8; // Bullet is slow: an eighth of the sweeps per iteration
     std::vector<vl_hit> hits(n);
     uint64_t done = 0;
@@ -140,7 +129,7 @@ void BM_bullet(benchmark::State& state, int which, int boxes) {
             }
             btVector3 from(c[0], c[1], c[2]), to(c[0] + d[0], c[1] + d[1], c[2] + d[2]);
             btCollisionWorld::ClosestConvexResultCallback cb(from, to);
-            s->world->convexSweepTest(shape, btTransform(identity, from), btTransform(identity, to), cb);
+            s->world.world->convexSweepTest(shape, btTransform(identity, from), btTransform(identity, to), cb);
             hits[i].prim = cb.hasHit() ? 0u : VL_NO_HIT;
         }
         done += n;

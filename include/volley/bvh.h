@@ -401,6 +401,56 @@ VL_API vl_status vl_bvh_closest_points(const vl_bvh* bvh, const vl_point_query* 
 /* Bytes of scratch the closest-point queries need: 0 (they run on the C stack). */
 VL_API size_t vl_bvh_closest_scratch_size(const vl_bvh* bvh, uint32_t count);
 
+/* ---- Capsule overlaps and sweeps -----------------------------------------------------------
+ * A capsule (vl_capsule) is the set of points within radius of the segment from a to b, in any
+ * orientation. Its own size is radius + h, h = |b - a| / 2 (half the segment's length). A capsule
+ * of zero length (a == b) is the sphere it is and gets the sphere queries' answers exactly: the
+ * pairs of vl_bvh_overlap_spheres, every bit of the hits and contacts of vl_bvh_sweep_spheres. One
+ * of zero radius is its segment. Triangles are double-sided and closed (touching counts), a
+ * triangle of zero area is its edges; boxes (box trees) are closed, infinite bounds included. Both
+ * calls take their distances in double on the differences of the capsule's ends and the
+ * primitive's coordinates (the triangle's first vertex, the box's bounds), so a 2 cm capsule 5 km
+ * from the origin is answered as well as at the origin; the triangle is the tree's copy, as for
+ * the other queries. A capsule is valid when a, b and radius are finite and radius >= 0.
+ *
+ * vl_bvh_overlap_capsules appends the pairs (i, primitive) whose segment lies within
+ * radius + VL_BVH_OVERLAP_TOLERANCE * (radius + h + s) of the primitive (s: the largest side of a
+ * triangle's box, 0 for a box): touching or overlapping pairs are always reported, pairs apart by
+ * more than that never. The distance is that of the closest points of segment and triangle
+ * (Ericson, Real-Time Collision Detection 5.1.9 and 5.1.10: zero where the segment crosses the
+ * face, else the least of its ends' distances to the face and its distances to the edges) or of
+ * segment and box, in double (a few roundings of 2^-53 of the pair's own size). A float test
+ * across a leaf's triangles takes or drops the pairs that lie clearly inside or outside that reach
+ * and leaves the others to the test in double, so that every form (batch, single, caller scratch,
+ * context) reports the same pairs: those of the test in double. Answers are exact as stated for
+ * coordinates and radii up to 2^30 in magnitude; beyond that overflow may add or drop pairs, never
+ * crash. Forms, exec, scratch, order and statuses are those of vl_bvh_overlap_boxes (a capsule's
+ * record is a sphere's size: vl_bvh_overlap_scratch_size covers capsules). */
+VL_API vl_status vl_bvh_overlap_capsules(const vl_bvh* bvh, const vl_capsule* queries, uint32_t count,
+                                         vl_pair_buffer* out, const vl_exec* exec);
+
+/* vl_bvh_sweep_capsules moves each capsule by t * dir for t in [0, tmax] and answers the first t at
+ * which its segment comes within radius of a primitive, exact in double (Ericson 5.5's swept
+ * volumes): the segment's ends as spheres (the sphere sweeps' faces, edges and vertices), the
+ * primitive's edges against the segment's body (their lines at distance radius with the closest
+ * points inside both: the side of the volume the edge sweeps back along the segment), and its
+ * vertices against the body (a cylinder of the radius about the segment); at the first contact the
+ * closest points are one of those pairs. A sweep that starts in contact (or overlapping) answers
+ * t = 0. Tolerance as for the sphere and box sweeps: T - tol <= t <= T, tol =
+ * VL_SWEEP_TOLERANCE * (S + |dir| T) / |dir| with S = radius + h plus, against a triangle, the
+ * largest side of its box; near misses and near hits closer than tol (grazing) may go either way,
+ * and so may a contact whose point lies past float range. hit: t, prim, and for a triangle u and v,
+ * the barycentric coordinates of the contact point. Contacts (optional): the primitive's point
+ * closest to the segment at the reported t, and the unit normal from it toward the segment's
+ * closest point, turned to face against dir; at t = 0 the sweeps' rule (moving away from a touched
+ * surface its component along dir is removed; deep inside, -dir / |dir|). A sweep is valid when
+ * its capsule is, dir is finite with some component at least FLT_MIN in magnitude (smaller ones
+ * count as 0) and tmax >= 0 (INFINITY allowed). Flags (VL_QUERY_CLOSEST, VL_QUERY_ANY), forms,
+ * exec and statuses are those of vl_bvh_sweep_spheres, and so is how answers on a context compare
+ * with the plain form's (vl_bvh_sweep_scratch_size is 0: the sweeps run on the C stack). */
+VL_API vl_status vl_bvh_sweep_capsules(const vl_bvh* bvh, const vl_capsule_sweep* sweeps, uint32_t count,
+                                       uint32_t flags, vl_hit* hits, vl_contact* contacts, const vl_exec* exec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,6 +74,20 @@ typedef struct vl_closest_hit {
     float u, v;
 } vl_closest_hit;
 
+/* A capsule: the points within radius of the segment from a to b, in any orientation (a sphere
+ * when a == b, the segment itself when radius is 0). Valid when a, b and radius are finite and
+ * radius >= 0. Layout: a[3], radius, b[3] (28 bytes). */
+typedef struct vl_capsule {
+    float a[3], radius;
+    float b[3];
+} vl_capsule;
+
+/* A moving capsule: the capsule translated by t * dir for t in [0, tmax]. */
+typedef struct vl_capsule_sweep {
+    vl_capsule capsule;
+    float dir[3], tmax;
+} vl_capsule_sweep;
+
 /* Query flags of the ray casts and sweeps (an overlap reports every pair: it takes none). */
 #define VL_QUERY_CLOSEST 0u /* the nearest hit (default) */
 #define VL_QUERY_ANY 1u     /* occlusion: any hit ends the query; hit.t is the first one found */

@@ -1,5 +1,6 @@
 /* Box and sphere overlap queries: validation at the API edge, the query records, the two query
- * kinds of the batch engine (engine/batch.h) and the pair output. */
+ * kinds of the batch engine (engine/batch.h) and the pair output; the calls of every shape (the
+ * capsules' records and kinds are in overlap_capsule.c). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -29,26 +30,6 @@ typedef vl_ovw_prep ov_prep;
 
 /* Queries ordered at a time on the caller's scratch when a call holds more than one batch. */
 #define VL_OV_ORDER_WINDOW 16384u
-
-/* Where the pairs go: the caller's buffer; record id (at records + VL_OV_RECORD_FLOATS id)
- * answers query first + id, or first + index[id] when the batch runs in a spatial order. */
-typedef struct vl_ov_ctx {
-    vl_pair_buffer* out;
-    uint32_t first;
-    const uint32_t* index;
-    float* records;
-} vl_ov_ctx;
-
-static inline uint32_t ov_query(const vl_ov_ctx* ctx, uint32_t id) {
-    return ctx->first + (ctx->index ? ctx->index[id] : id);
-}
-
-/* Room for `more` pairs (a leaf's worth) before a query's pairs are written. */
-static inline vl_status ov_room(vl_pair_buffer* out, uint32_t more) {
-    if (out->capacity - out->count >= more) return VL_OK;
-    if ((uint64_t)out->count + more > UINT32_MAX) return VL_ERR_TOO_LARGE;
-    return vl_pair_buffer_reserve(out, out->count + more);
-}
 
 /* ---- records ---------------------------------------------------------------------------- */
 
@@ -122,10 +103,6 @@ static uint32_t sphere_node_test1(const float* rec, const vl_bvh_node4* w) {
 
 /* ---- leaf tests -------------------------------------------------------------------------- */
 
-/* The query shapes. In the leaf walks below, a compile-time constant: each thin wrapper gets its
- * own body with the shape's tests, prep and kernel inlined. */
-typedef enum { OV_BOXES, OV_SPHERES } ov_shape;
-
 /* Whether box query rec holds the whole box of lane c (then every primitive inside overlaps it). */
 static inline int box_holds(const float* rec, const vl_bvh_node4* w, uint32_t c) {
     return rec[0] <= w->bounds[0][c] && rec[1] <= w->bounds[1][c] && rec[2] <= w->bounds[2][c] &&
@@ -143,32 +120,19 @@ static inline int sphere_holds(const float* rec, const vl_bvh_node4* w, uint32_t
     return d2 <= rec[VL_OV_RADIUS] * rec[VL_OV_RADIUS];
 }
 
-/* Appends (query, primitive) for the set bits of the chunk of `lanes` triangles from slot k,
- * without a branch: every lane is written and the end moves past the kept ones (the buffer has
- * room for OV_W more); only the leaf's own prim entries are read. */
-static inline void emit_bits(vl_pair_buffer* out, uint32_t query, const float* rows, uint32_t k, uint32_t lanes,
-                             uint32_t bits) {
-    vl_pair* dst = out->pairs + out->count;
-    for (uint32_t i = 0; i < lanes; i++) {
-        *dst = (vl_pair){query, vl_bvh_leaf_prim(rows, k + i)};
-        dst += bits >> i & 1u;
-    }
-    out->count = (uint32_t)(dst - out->pairs);
+VL_INLINE int shape_holds(vl_ov_shape shape, const float* rec, const vl_bvh_node4* w, uint32_t c) {
+    return shape == VL_OV_BOXES ? box_holds(rec, w, c) : sphere_holds(rec, w, c);
 }
 
-VL_INLINE int shape_holds(ov_shape shape, const float* rec, const vl_bvh_node4* w, uint32_t c) {
-    return shape == OV_BOXES ? box_holds(rec, w, c) : sphere_holds(rec, w, c);
-}
-
-VL_INLINE void shape_prep(ov_shape shape, const float* row0, uint32_t stride, ov_vec live, ov_prep* prep) {
-    if (shape == OV_BOXES)
+VL_INLINE void shape_prep(vl_ov_shape shape, const float* row0, uint32_t stride, ov_vec live, ov_prep* prep) {
+    if (shape == VL_OV_BOXES)
         ov_box_prep(row0, stride, live, prep);
     else
         ov_sphere_prep(row0, stride, live, prep);
 }
 
-VL_INLINE uint32_t shape_tri(ov_shape shape, const ov_prep* prep, const float* rec) {
-    if (shape == OV_BOXES) {
+VL_INLINE uint32_t shape_tri(vl_ov_shape shape, const ov_prep* prep, const float* rec) {
+    if (shape == VL_OV_BOXES) {
         ov_vec qmin[3], qmax[3];
         for (int a = 0; a < 3; a++) qmin[a] = ov_set1(rec[a]), qmax[a] = ov_set1(rec[4 + a]);
         return ov_box_tri(prep, qmin, qmax);
@@ -183,7 +147,7 @@ VL_INLINE uint32_t shape_tri(ov_shape shape, const ov_prep* prep, const float* r
 /* Triangle leaves: queries that hold the leaf's whole box take all its triangles; for the others,
  * each chunk of OV_W triangles is prepared once (what no query changes) and every such query of
  * the list (OV_LEAF_BLOCK at a time) is tested against it (a list of one in the single-query form). */
-VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
+VL_INLINE vl_status tri_leaf(vl_ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
                              uint32_t n, const vl_bvh_node4* parent, uint32_t lane) {
     vl_ov_ctx* ctx = vctx;
     const uint32_t count = parent->count[lane];
@@ -197,10 +161,10 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
                 continue;
             }
             for (uint32_t k = 0; k < count; k += OV_W) {
-                vl_status st = ov_room(ctx->out, OV_W);
+                vl_status st = vl_ov_room(ctx->out, OV_W);
                 if (st != VL_OK) return st;
                 const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
-                emit_bits(ctx->out, ov_query(ctx, ids[i]), rows, k, lanes, (1u << lanes) - 1);
+                vl_ov_emit_bits(ctx->out, vl_ov_query(ctx, ids[i]), rows, k, lanes, (1u << lanes) - 1);
             }
         }
         for (uint32_t k = 0; k < count && tested; k += OV_W) {
@@ -208,10 +172,10 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
             const uint32_t lanes = count - k < OV_W ? count - k : OV_W;
             shape_prep(shape, vl_bvh_leaf_geometry(rows, count) + k, count, ov_first(lanes), &prep);
             for (uint32_t j = 0; j < tested; j++) {
-                vl_status st = ov_room(ctx->out, OV_W);
+                vl_status st = vl_ov_room(ctx->out, OV_W);
                 if (st != VL_OK) return st;
                 const float* rec = records + VL_OV_RECORD_FLOATS * (size_t)rest[j];
-                emit_bits(ctx->out, ov_query(ctx, rest[j]), rows, k, lanes, shape_tri(shape, &prep, rec));
+                vl_ov_emit_bits(ctx->out, vl_ov_query(ctx, rest[j]), rows, k, lanes, shape_tri(shape, &prep, rec));
             }
         }
     }
@@ -220,19 +184,19 @@ VL_INLINE vl_status tri_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
 
 static vl_status box_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                               const vl_bvh_node4* parent, uint32_t lane) {
-    return tri_leaf(OV_BOXES, vctx, bvh, records, ids, n, parent, lane);
+    return tri_leaf(VL_OV_BOXES, vctx, bvh, records, ids, n, parent, lane);
 }
 
-static vl_status sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+vl_status vl_ov_sphere_tri_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                                  const vl_bvh_node4* parent, uint32_t lane) {
-    return tri_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
+    return tri_leaf(VL_OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
 }
 
 /* Box trees. Box queries: closed intervals, exact. Sphere queries: the distance from the center
  * to the box, with the same float operations as the node test and the leaf's slack tol * r
  * (reach2, once per query). */
-VL_INLINE int shape_box_hit(ov_shape shape, const float* q, float reach2, const vl_bvh_box* b) {
-    if (shape == OV_BOXES)
+VL_INLINE int shape_box_hit(vl_ov_shape shape, const float* q, float reach2, const vl_bvh_box* b) {
+    if (shape == VL_OV_BOXES)
         return q[0] <= b->max[0] && q[4] >= b->min[0] && q[1] <= b->max[1] && q[5] >= b->min[1] &&
                q[2] <= b->max[2] && q[6] >= b->min[2];
     float d[3];
@@ -244,21 +208,21 @@ VL_INLINE int shape_box_hit(ov_shape shape, const float* q, float reach2, const 
     return (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2] <= reach2;
 }
 
-VL_INLINE vl_status box_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
+VL_INLINE vl_status box_leaf(vl_ov_shape shape, void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids,
                              uint32_t n, const vl_bvh_node4* parent, uint32_t lane) {
     const uint32_t first = parent->child[lane], count = parent->count[lane];
     vl_ov_ctx* ctx = vctx;
     const vl_bvh_box* boxes = bvh->boxes + first;
     for (uint32_t i = 0; i < n; i++) {
-        vl_status st = ov_room(ctx->out, count);
+        vl_status st = vl_ov_room(ctx->out, count);
         if (st != VL_OK) return st;
         const float* q = records + VL_OV_RECORD_FLOATS * (size_t)ids[i];
         float reach2 = 0.0f;
-        if (shape == OV_SPHERES) {
+        if (shape == VL_OV_SPHERES) {
             float reach = q[VL_OV_RADIUS] + VL_BVH_OVERLAP_TOLERANCE * q[VL_OV_RADIUS];
             reach2 = reach * reach;
         }
-        const uint32_t query = ov_query(ctx, ids[i]);
+        const uint32_t query = vl_ov_query(ctx, ids[i]);
         vl_pair* dst = ctx->out->pairs + ctx->out->count;
         for (uint32_t k = 0; k < count; k++) {
             const vl_bvh_box* b = &boxes[k];
@@ -271,12 +235,12 @@ VL_INLINE vl_status box_leaf(ov_shape shape, void* vctx, const vl_bvh* bvh, floa
 
 static vl_status box_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                               const vl_bvh_node4* parent, uint32_t lane) {
-    return box_leaf(OV_BOXES, vctx, bvh, records, ids, n, parent, lane);
+    return box_leaf(VL_OV_BOXES, vctx, bvh, records, ids, n, parent, lane);
 }
 
-static vl_status sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
+vl_status vl_ov_sphere_box_leaf(void* vctx, const vl_bvh* bvh, float* records, const uint32_t* ids, uint32_t n,
                                  const vl_bvh_node4* parent, uint32_t lane) {
-    return box_leaf(OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
+    return box_leaf(VL_OV_SPHERES, vctx, bvh, records, ids, n, parent, lane);
 }
 
 /* ---- the kinds ---------------------------------------------------------------------------- */
@@ -301,7 +265,7 @@ static vl_status box_tri_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot,
 static vl_status sphere_tri_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
                                       const vl_bvh_node4* parent, uint32_t lane) {
     (void)slot;
-    return sphere_tri_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
+    return vl_ov_sphere_tri_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
 }
 
 static vl_status box_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
@@ -313,56 +277,60 @@ static vl_status box_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot,
 static vl_status sphere_box_walk_leaf(void* vctx, const vl_bvh* bvh, uint32_t slot, uint32_t id,
                                       const vl_bvh_node4* parent, uint32_t lane) {
     (void)slot;
-    return sphere_box_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
+    return vl_ov_sphere_box_leaf(vctx, bvh, ((vl_ov_ctx*)vctx)->records, &id, 1, parent, lane);
 }
 
 static const vl_query_kind k_box_tri = {
     VL_OV_RECORD_FLOATS, box_node_test, box_tri_leaf,
     {.leaf_rows = VL_BVH_OVERLAP_ROWS, .node = box_walk_node, .leaf = box_tri_walk_leaf}};
 static const vl_query_kind k_sphere_tri = {
-    VL_OV_RECORD_FLOATS, sphere_node_test, sphere_tri_leaf,
+    VL_OV_RECORD_FLOATS, sphere_node_test, vl_ov_sphere_tri_leaf,
     {.leaf_rows = VL_BVH_OVERLAP_ROWS, .node = sphere_walk_node, .leaf = sphere_tri_walk_leaf}};
 static const vl_query_kind k_box_box = {VL_OV_RECORD_FLOATS, box_node_test, box_box_leaf,
                                         {.node = box_walk_node, .leaf = box_box_walk_leaf}};
-static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, sphere_box_leaf,
+static const vl_query_kind k_sphere_box = {VL_OV_RECORD_FLOATS, sphere_node_test, vl_ov_sphere_box_leaf,
                                            {.node = sphere_walk_node, .leaf = sphere_box_walk_leaf}};
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
 /* A batch of n valid queries (ids in the arena) through the engine, each kind in its own copy. */
-static vl_status ov_batch(const vl_bvh* bvh, ov_shape shape, vl_ov_ctx* ctx, uint32_t* arena, uint32_t n,
+static vl_status ov_batch(const vl_bvh* bvh, vl_ov_shape shape, vl_ov_ctx* ctx, uint32_t* arena, uint32_t n,
                           size_t arena_entries) {
     float* rec = ctx->records;
+    if (shape == VL_OV_CAPSULES) return vl_ov_capsule_batch(bvh, ctx, arena, n, arena_entries);
     if (bvh->kind == VL_BVH_TRIANGLES) {
-        if (shape == OV_BOXES) return vl_query_batch_run(bvh, &k_box_tri, ctx, rec, arena, n, arena, arena_entries);
+        if (shape == VL_OV_BOXES) return vl_query_batch_run(bvh, &k_box_tri, ctx, rec, arena, n, arena, arena_entries);
         return vl_query_batch_run(bvh, &k_sphere_tri, ctx, rec, arena, n, arena, arena_entries);
     }
-    if (shape == OV_BOXES) return vl_query_batch_run(bvh, &k_box_box, ctx, rec, arena, n, arena, arena_entries);
+    if (shape == VL_OV_BOXES) return vl_query_batch_run(bvh, &k_box_box, ctx, rec, arena, n, arena, arena_entries);
     return vl_query_batch_run(bvh, &k_sphere_box, ctx, rec, arena, n, arena, arena_entries);
 }
 
 /* Record 0 of ctx alone. */
-static vl_status ov_single_run(const vl_bvh* bvh, ov_shape shape, vl_ov_ctx* ctx) {
+static vl_status ov_single_run(const vl_bvh* bvh, vl_ov_shape shape, vl_ov_ctx* ctx) {
+    if (shape == VL_OV_CAPSULES) return vl_ov_capsule_single(bvh, ctx);
     if (bvh->kind == VL_BVH_TRIANGLES) {
-        if (shape == OV_BOXES) return vl_query_single_run(bvh, &k_box_tri, ctx, 0);
+        if (shape == VL_OV_BOXES) return vl_query_single_run(bvh, &k_box_tri, ctx, 0);
         return vl_query_single_run(bvh, &k_sphere_tri, ctx, 0);
     }
-    if (shape == OV_BOXES) return vl_query_single_run(bvh, &k_box_box, ctx, 0);
+    if (shape == VL_OV_BOXES) return vl_query_single_run(bvh, &k_box_box, ctx, 0);
     return vl_query_single_run(bvh, &k_sphere_box, ctx, 0);
 }
 
-/* Fills the records of the n queries of a batch (record i: query ov_query(ctx, i)) and lists the
+/* Fills the records of the n queries of a batch (record i: query vl_ov_query(ctx, i)) and lists the
  * valid ones; returns how many. */
-static uint32_t ov_prepare(ov_shape shape, const void* queries, const vl_ov_ctx* ctx, uint32_t n, float* records,
+static uint32_t ov_prepare(vl_ov_shape shape, const void* queries, const vl_ov_ctx* ctx, uint32_t n, float* records,
                            uint32_t* ids) {
     uint32_t live = 0;
     for (uint32_t i = 0; i < n; i++) {
         float* rec = records + VL_OV_RECORD_FLOATS * (size_t)i;
-        const uint32_t q = ov_query(ctx, i);
-        if (shape == OV_BOXES) {
+        const uint32_t q = vl_ov_query(ctx, i);
+        if (shape == VL_OV_BOXES) {
             const vl_aabb* b = (const vl_aabb*)queries + q;
             if (!vl_box_valid(b)) continue;
             box_record(rec, b);
+        } else if (shape == VL_OV_CAPSULES) {
+            if (!vl_ov_capsule_record(rec, (const vl_capsule*)queries + q)) continue;
         } else {
             const vl_sphere* sp = (const vl_sphere*)queries + q;
             if (!sphere_valid(sp)) continue;
@@ -375,14 +343,17 @@ static uint32_t ov_prepare(ov_shape shape, const void* queries, const vl_ov_ctx*
 
 /* The order of queries [first, first + n) by the Morton code of their centres (a box's centre
  * may be infinite or NaN: the code clamps it). items holds 2 n. */
-static void ov_order(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t first, uint32_t n,
+static void ov_order(const vl_bvh* bvh, vl_ov_shape shape, const void* queries, uint32_t first, uint32_t n,
                      uint64_t* items, uint32_t* order) {
     const vl_morton_frame frame = vl_morton_frame_of(bvh);
     for (uint32_t i = 0; i < n; i++) {
         float c[3];
-        if (shape == OV_BOXES) {
+        if (shape == VL_OV_BOXES) {
             const vl_aabb* b = (const vl_aabb*)queries + first + i;
             for (int a = 0; a < 3; a++) c[a] = 0.5f * b->min[a] + 0.5f * b->max[a];
+        } else if (shape == VL_OV_CAPSULES) {
+            const vl_capsule* cp = (const vl_capsule*)queries + first + i;
+            for (int a = 0; a < 3; a++) c[a] = 0.5f * cp->a[a] + 0.5f * cp->b[a];
         } else {
             const vl_sphere* sp = (const vl_sphere*)queries + first + i;
             for (int a = 0; a < 3; a++) c[a] = sp->center[a];
@@ -404,7 +375,7 @@ typedef struct ov_space {
 } ov_space;
 
 /* The call, a window and a batch of `chunk` queries at a time. */
-static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count, vl_pair_buffer* out,
+static vl_status ov_run(const vl_bvh* bvh, vl_ov_shape shape, const void* queries, uint32_t count, vl_pair_buffer* out,
                         const ov_space* sp) {
     const uint32_t start = out->count, window = sp->order ? sp->window : count;
     int invalid = 0;
@@ -413,7 +384,7 @@ static vl_status ov_run(const vl_bvh* bvh, ov_shape shape, const void* queries, 
         if (sp->order) ov_order(bvh, shape, queries, wfirst, wn, sp->items, sp->order);
         for (uint32_t base = 0; base < wn; base += sp->chunk) {
             uint32_t n = wn - base < sp->chunk ? wn - base : sp->chunk;
-            vl_ov_ctx ctx = {out, wfirst + base, NULL, sp->records};
+            vl_ov_ctx ctx = {out, wfirst + base, NULL, sp->records, queries};
             if (sp->order) ctx.first = wfirst, ctx.index = sp->order + base;
             uint32_t live = ov_prepare(shape, queries, &ctx, n, sp->records, sp->arena);
             invalid |= live != n;
@@ -447,7 +418,7 @@ size_t vl_bvh_overlap_scratch_size(const vl_bvh* bvh, uint32_t count) {
 }
 
 /* Batches of VL_OV_STACK_BATCH queries on the C stack. */
-static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+static vl_status ov_stack(const vl_bvh* bvh, vl_ov_shape shape, const void* queries, uint32_t count,
                           vl_pair_buffer* out) {
     _Alignas(64) float records[VL_OV_RECORD_FLOATS * VL_OV_STACK_BATCH];
     _Alignas(64) uint32_t arena[16 * VL_OV_STACK_BATCH + 256];
@@ -457,7 +428,7 @@ static vl_status ov_stack(const vl_bvh* bvh, ov_shape shape, const void* queries
 }
 
 /* Batches of VL_OV_SCRATCH_BATCH queries on the caller's scratch. */
-static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queries, uint32_t count,
+static vl_status ov_scratch(const vl_bvh* bvh, vl_ov_shape shape, const void* queries, uint32_t count,
                             vl_pair_buffer* out, void* scratch) {
     const uint32_t n = scratch_batch(count), w = order_window(count);
     ov_space sp = {scratch, NULL, arena_words(n), n, w, NULL, NULL};
@@ -470,40 +441,41 @@ static vl_status ov_scratch(const vl_bvh* bvh, ov_shape shape, const void* queri
 }
 
 /* One query's walk, no batch: its pairs are (0, primitive). */
-static vl_status ov_single(const vl_bvh* bvh, ov_shape shape, const void* query, vl_pair_buffer* out) {
+static vl_status ov_single(const vl_bvh* bvh, vl_ov_shape shape, const void* query, vl_pair_buffer* out) {
     _Alignas(32) float rec[VL_OV_RECORD_FLOATS];
-    if (shape == OV_BOXES) {
+    if (shape == VL_OV_BOXES) {
         if (!vl_box_valid(query)) return VL_ERR_INVALID_QUERY;
         box_record(rec, query);
+    } else if (shape == VL_OV_CAPSULES) {
+        if (!vl_ov_capsule_record(rec, query)) return VL_ERR_INVALID_QUERY;
     } else {
         if (!sphere_valid(query)) return VL_ERR_INVALID_QUERY;
         sphere_record(rec, query);
     }
     const uint32_t start = out->count;
-    vl_ov_ctx ctx = {out, 0, NULL, rec};
+    vl_ov_ctx ctx = {out, 0, NULL, rec, query};
     vl_status st = ov_single_run(bvh, shape, &ctx);
     if (st != VL_OK) out->count = start;
     return st;
 }
 
-vl_status vl_bvh_overlap_on(const vl_bvh* bvh, const void* queries, bool spheres, uint32_t count,
+vl_status vl_bvh_overlap_on(const vl_bvh* bvh, const void* queries, vl_ov_shape shape, uint32_t count,
                             vl_pair_buffer* out, void* scratch) {
-    const ov_shape shape = spheres ? OV_SPHERES : OV_BOXES;
     if (count == 0) return VL_OK;
     if (scratch) return ov_scratch(bvh, shape, queries, count, out, scratch);
     return count == 1 ? ov_single(bvh, shape, queries, out) : ov_stack(bvh, shape, queries, count, out);
 }
 
-static vl_status overlap(const vl_bvh* bvh, const void* queries, bool spheres, uint32_t count, vl_pair_buffer* out,
-                         const vl_exec* exec) {
+static vl_status overlap(const vl_bvh* bvh, const void* queries, vl_ov_shape shape, uint32_t count,
+                         vl_pair_buffer* out, const vl_exec* exec) {
     if (!bvh || !vl_pair_buffer_is_valid(out) || (count && !queries)) return VL_ERR_INVALID_ARGUMENT;
     switch (vl_exec_mode_of(exec)) {
-    case VL_EXEC_HOOKS: return vl_bvh_overlap_on(bvh, queries, spheres, count, out, NULL);
-    case VL_EXEC_CONTEXT: return vl_bvh_overlap_on_context(exec->context, bvh, queries, spheres, count, out);
+    case VL_EXEC_HOOKS: return vl_bvh_overlap_on(bvh, queries, shape, count, out, NULL);
+    case VL_EXEC_CONTEXT: return vl_bvh_overlap_on_context(exec->context, bvh, queries, shape, count, out);
     case VL_EXEC_SCRATCH: {
         const size_t need = vl_bvh_overlap_scratch_size(bvh, count);
         if (!vl_scratch_fits(exec->scratch, exec->scratch_bytes, need)) return VL_ERR_INVALID_ARGUMENT;
-        return vl_bvh_overlap_on(bvh, queries, spheres, count, out, need ? exec->scratch : NULL);
+        return vl_bvh_overlap_on(bvh, queries, shape, count, out, need ? exec->scratch : NULL);
     }
     default: return VL_ERR_INVALID_ARGUMENT;
     }
@@ -511,10 +483,15 @@ static vl_status overlap(const vl_bvh* bvh, const void* queries, bool spheres, u
 
 vl_status vl_bvh_overlap_boxes(const vl_bvh* bvh, const vl_aabb* queries, uint32_t count, vl_pair_buffer* out,
                                const vl_exec* exec) {
-    return overlap(bvh, queries, false, count, out, exec);
+    return overlap(bvh, queries, VL_OV_BOXES, count, out, exec);
 }
 
 vl_status vl_bvh_overlap_spheres(const vl_bvh* bvh, const vl_sphere* queries, uint32_t count, vl_pair_buffer* out,
                                  const vl_exec* exec) {
-    return overlap(bvh, queries, true, count, out, exec);
+    return overlap(bvh, queries, VL_OV_SPHERES, count, out, exec);
+}
+
+vl_status vl_bvh_overlap_capsules(const vl_bvh* bvh, const vl_capsule* queries, uint32_t count, vl_pair_buffer* out,
+                                  const vl_exec* exec) {
+    return overlap(bvh, queries, VL_OV_CAPSULES, count, out, exec);
 }

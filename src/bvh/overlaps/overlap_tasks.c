@@ -13,7 +13,7 @@ typedef struct overlap_task {
     const vl_bvh* bvh;
     const void* queries;
     uint32_t count, block;
-    bool spheres;
+    vl_ov_shape shape;
     size_t size;        /* of one query */
     atomic_int invalid; /* some block answered VL_ERR_INVALID_QUERY */
     atomic_int failed;  /* the worst other status of a block (0: none) */
@@ -29,7 +29,7 @@ static void overlap_range(uint32_t start, uint32_t end, uint32_t worker, void* a
         const void* queries = (const char*)t->queries + t->size * first;
         /* a job system that broke the worker_count contract: the stack batches, the same pairs */
         void* scratch = worker < t->ctx->tasks.worker_count ? vl_context_worker_scratch(t->ctx, worker) : NULL;
-        st = vl_bvh_overlap_on(t->bvh, queries, t->spheres, n, list, scratch);
+        st = vl_bvh_overlap_on(t->bvh, queries, t->shape, n, list, scratch);
         if (st == VL_ERR_INVALID_QUERY)
             atomic_store_explicit(&t->invalid, 1, memory_order_relaxed);
         else if (st != VL_OK)
@@ -37,12 +37,12 @@ static void overlap_range(uint32_t start, uint32_t end, uint32_t worker, void* a
     }
 }
 
-vl_status vl_bvh_overlap_on_context(vl_context* ctx, const vl_bvh* bvh, const void* queries, bool spheres,
+vl_status vl_bvh_overlap_on_context(vl_context* ctx, const vl_bvh* bvh, const void* queries, vl_ov_shape shape,
                                     uint32_t count, vl_pair_buffer* out) {
     if (count == 0) return VL_OK;
     overlap_task t;
-    t.ctx = ctx, t.bvh = bvh, t.queries = queries, t.count = count, t.spheres = spheres;
-    t.size = spheres ? sizeof(vl_sphere) : sizeof(vl_aabb);
+    t.ctx = ctx, t.bvh = bvh, t.queries = queries, t.count = count, t.shape = shape;
+    t.size = shape == VL_OV_BOXES ? sizeof(vl_aabb) : shape == VL_OV_CAPSULES ? sizeof(vl_capsule) : sizeof(vl_sphere);
     t.block = vl_bvh_parallel_query_block(count);
     if (t.block > count) t.block = count;
     const size_t bytes = vl_bvh_overlap_scratch_size(bvh, t.block);

@@ -1,13 +1,15 @@
 /* Sweep leaf tests: one sweep against a leaf's primitives. The float culling test (a time no
  * later than the first touch of each primitive: the entry into its box grown by the sweep's
- * extent and, for triangles, into the slab around its plane, or for spheres into the triangle
- * grown by the radius; VL_BW triangles per instruction, read from the leaf's rows) keeps the
- * exact double test for the primitives the sweep can reach, earliest first. */
+ * extent and, for triangles, into the slab around its plane, for spheres into the triangle grown
+ * by the radius, for capsules into the slabs around the triangle swept by the segment; VL_BW
+ * triangles per instruction, read from the leaf's rows) keeps the exact double test for the
+ * primitives the sweep can reach, earliest first. */
 #include <math.h>
 
 #include "bvh/sweeps/sweep.h"
 #include "compiler.h"
 
+#include "simd/capsule_kernels.h"
 #include "simd/sweep_kernels.h"
 
 _Static_assert(VL_SWEEPREC_FLOATS == VL_SWEEPV_STRIDE, "the kernels read the sweep records' layout");
@@ -31,41 +33,59 @@ static uint32_t append_lanes(uint32_t bits, uint32_t b, uint32_t count, uint32_t
     return n;
 }
 
-/* The triangles of the leaf (rows) that a box sweep may reach, in which, with a time no later
- * than their first touch in enter; returns how many. Apart from the sphere form, so that each
- * loop keeps its kernel's values in registers. */
-static VL_NOINLINE uint32_t reach_box(const float* rows, uint32_t count, const float* rec,
-                                                    uint32_t* which, float* enter) {
+/* The sweep's bounds across a leaf's triangles, by the query's shape. */
+typedef enum { REACH_BOX, REACH_SPHERE, REACH_CAPSULE } reach_kind;
+
+/* The triangles of the leaf (rows) that the sweep may reach, in which, with a time no later than
+ * their first touch in enter; returns how many. Boxes: vl_sweepw_tris; spheres: the sphere bound,
+ * with the unit direction and 1 / |d| rounded from double; capsules: the capsule bound, with the
+ * segment and radius rounded from double and the pad of the centre's rounding (2^-17 of its
+ * coordinates, rounded to float: over the 2^-24 of the centre's rounding and of the float
+ * differences). kind is a constant in each caller below, so that each loop has its own body and
+ * keeps its kernel's values in registers. */
+VL_INLINE uint32_t reach(reach_kind kind, const float* rows, uint32_t count, const vl_sweep_query* q,
+                         const float* rec, uint32_t* which, float* enter) {
     vl_sweepvw s;
     vl_sweepw_broadcast(rec, &s);
+    vl_spherevw sphere;
+    vl_capsulevw cp;
+    if (kind == REACH_SPHERE) {
+        const double len = sqrt(q->d[0] * q->d[0] + q->d[1] * q->d[1] + q->d[2] * q->d[2]);
+        for (int a = 0; a < 3; a++) sphere.u[a] = vl_fw_set1((float)(q->d[a] / len));
+        sphere.invd = vl_fw_set1((float)(1.0 / len));
+    } else if (kind == REACH_CAPSULE) {
+        for (int a = 0; a < 3; a++) cp.D[a] = vl_fw_set1((float)q->seg[a]);
+        cp.r = vl_fw_set1((float)q->r);
+        cp.pad = vl_fw_set1((float)(q->scale * 0x1p-17 + 1e-20));
+    }
     uint32_t n = 0;
     for (uint32_t b = 0; b < count; b += VL_BW) {
-        vl_fw tn;
-        uint32_t bits = vl_fw_bits(vl_sweepw_tris(rows, count, b, &s, &tn));
+        vl_fw tn, hit;
+        if (kind == REACH_SPHERE)
+            hit = vl_sweepw_sphere_tris(rows, count, b, &s, &sphere, &tn);
+        else if (kind == REACH_CAPSULE)
+            hit = vl_sweepw_capsule_tris(rows, count, b, &s, &cp, &tn);
+        else
+            hit = vl_sweepw_tris(rows, count, b, &s, &tn);
         vl_fw_storeu(enter + b, tn);
-        n = append_lanes(bits, b, count, which, n);
+        n = append_lanes(vl_fw_bits(hit), b, count, which, n);
     }
     return n;
 }
 
-/* reach_box for a sphere sweep, with the sphere bound; its unit direction and 1 / |d| are rounded
- * from double. */
+static VL_NOINLINE uint32_t reach_box(const float* rows, uint32_t count, const vl_sweep_query* q, const float* rec,
+                                      uint32_t* which, float* enter) {
+    return reach(REACH_BOX, rows, count, q, rec, which, enter);
+}
+
 static VL_NOINLINE uint32_t reach_sphere(const float* rows, uint32_t count, const vl_sweep_query* q,
-                                                       const float* rec, uint32_t* which, float* enter) {
-    vl_sweepvw s;
-    vl_sweepw_broadcast(rec, &s);
-    vl_spherevw sphere;
-    const double len = sqrt(q->d[0] * q->d[0] + q->d[1] * q->d[1] + q->d[2] * q->d[2]);
-    for (int a = 0; a < 3; a++) sphere.u[a] = vl_fw_set1((float)(q->d[a] / len));
-    sphere.invd = vl_fw_set1((float)(1.0 / len));
-    uint32_t n = 0;
-    for (uint32_t b = 0; b < count; b += VL_BW) {
-        vl_fw tn;
-        uint32_t bits = vl_fw_bits(vl_sweepw_sphere_tris(rows, count, b, &s, &sphere, &tn));
-        vl_fw_storeu(enter + b, tn);
-        n = append_lanes(bits, b, count, which, n);
-    }
-    return n;
+                                         const float* rec, uint32_t* which, float* enter) {
+    return reach(REACH_SPHERE, rows, count, q, rec, which, enter);
+}
+
+static VL_NOINLINE uint32_t reach_capsule(const float* rows, uint32_t count, const vl_sweep_query* q,
+                                          const float* rec, uint32_t* which, float* enter) {
+    return reach(REACH_CAPSULE, rows, count, q, rec, which, enter);
 }
 
 int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const vl_sweep_query* q, float* rec,
@@ -74,8 +94,9 @@ int vl_sweep_leaf_tris(const vl_bvh* bvh, uint32_t first, uint32_t count, const 
     /* the triangles the sweep may reach, with a time no later than their first touch */
     uint32_t which[VL_BVH_MAX_LEAF_SIZE];
     float enter[VL_BVH_MAX_LEAF_SIZE + VL_BW];
-    const uint32_t n = q->is_box ? reach_box(rows, count, rec, which, enter)
-                                 : reach_sphere(rows, count, q, rec, which, enter);
+    const uint32_t n = q->is_capsule ? reach_capsule(rows, count, q, rec, which, enter)
+                       : q->is_box   ? reach_box(rows, count, q, rec, which, enter)
+                                     : reach_sphere(rows, count, q, rec, which, enter);
     /* earliest possible touch first, so that the closest hit's limit drops early */
     for (uint32_t i = 1; i < n; i++)
         for (uint32_t j = i; j > 0 && enter[which[j]] < enter[which[j - 1]]; j--) {

@@ -1,6 +1,7 @@
 /* Exact sweep tests in double precision: a sphere against a triangle (face, edges, vertices of
  * the triangle grown by the radius) and a box (faces, edges, corners of the box rounded by the
- * radius); a box against a triangle (13 separating axes over time) and a box (3 axes over time).
+ * radius); a box against a triangle (13 separating axes over time) and a box (3 axes over time);
+ * the answers and contacts of every shape (the capsules' tests are in sweep_capsule.c).
  * Inputs are floats, exact in double, and every test starts from the differences of the
  * primitive's coordinates and the sweep's start (exact in double), so the only error is a few
  * double roundings of values of the pair's own size and travel (and the square root's
@@ -9,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "bvh/engine/segment_dist.h"
 #include "bvh/sweeps/sweep.h"
 #include "core/valid.h"
 
@@ -40,13 +42,20 @@ int vl_sweep_box_valid(const vl_box_sweep* s) {
     return vl_box_valid(&s->box) && vl_dir_valid(s->dir) && s->tmax >= 0.0f;
 }
 
+int vl_sweep_capsule_valid(const vl_capsule_sweep* s) {
+    const vl_capsule* c = &s->capsule;
+    for (int a = 0; a < 3; a++)
+        if (!isfinite(c->a[a]) || !isfinite(c->b[a])) return 0;
+    return vl_dir_valid(s->dir) && isfinite(c->radius) && c->radius >= 0.0f && s->tmax >= 0.0f; /* NaN fails */
+}
+
 static void query_dir(vl_sweep_query* q, const float d[3], float tmax) {
     for (int a = 0; a < 3; a++) q->d[a] = fabsf(d[a]) < FLT_MIN ? 0.0 : (double)d[a];
     q->tmax = tmax < FLT_MAX ? tmax : FLT_MAX; /* a hit's t is a finite float */
 }
 
 void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s) {
-    q->is_box = 0;
+    q->is_box = q->is_capsule = 0;
     q->r = s->radius;
     q->size = s->radius;
     q->scale = 0.0;
@@ -58,7 +67,7 @@ void vl_sweep_query_sphere(vl_sweep_query* q, const vl_sphere_sweep* s) {
 }
 
 void vl_sweep_query_box(vl_sweep_query* q, const vl_box_sweep* s) {
-    q->is_box = 1;
+    q->is_box = 1, q->is_capsule = 0;
     q->r = 0.0;
     q->size = 0.0;
     q->scale = 0.0;
@@ -71,6 +80,27 @@ void vl_sweep_query_box(vl_sweep_query* q, const vl_box_sweep* s) {
     query_dir(q, s->dir, s->tmax);
 }
 
+void vl_sweep_query_capsule(vl_sweep_query* q, const vl_capsule_sweep* s) {
+    const vl_capsule* c = &s->capsule;
+    if (c->a[0] == c->b[0] && c->a[1] == c->b[1] && c->a[2] == c->b[2]) { /* a sphere */
+        vl_sphere_sweep sphere = {{c->a[0], c->a[1], c->a[2]}, c->radius, {s->dir[0], s->dir[1], s->dir[2]}, s->tmax};
+        vl_sweep_query_sphere(q, &sphere);
+        return;
+    }
+    q->is_box = 0, q->is_capsule = 1;
+    q->r = c->radius;
+    q->scale = 0.0;
+    double len2 = 0.0;
+    for (int a = 0; a < 3; a++) {
+        q->c[a] = c->a[a], q->seg[a] = (double)c->b[a] - c->a[a]; /* exact in double */
+        q->h[a] = 0.5 * fabs(q->seg[a]) + q->r;
+        len2 += q->seg[a] * q->seg[a];
+        q->scale = fmax(q->scale, fmax(fabs((double)c->a[a]), fabs((double)c->b[a])) + q->r);
+    }
+    q->size = q->r + 0.5 * sqrt(len2);
+    query_dir(q, s->dir, s->tmax);
+}
+
 float vl_sweep_limit(double t) {
     if (!(t < FLT_MAX)) return FLT_MAX;
     float f = (float)t;
@@ -79,16 +109,18 @@ float vl_sweep_limit(double t) {
 
 void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
     /* the culling tests' float rounding stays under 2^-20 of the magnitudes they combine */
-    double pad = q->scale * 0x1p-19 + 1e-20;
+    double pad = q->scale * 0x1p-19 + 1e-20, centre[3];
+    const int boxed = q->is_box || q->is_capsule; /* culled as the box h about centre */
+    for (int a = 0; a < 3; a++) centre[a] = q->is_capsule ? q->c[a] + 0.5 * q->seg[a] : q->c[a];
     for (int a = 0; a < 3; a++) {
-        rec[a] = (float)q->c[a];
+        rec[a] = (float)centre[a];
         if (q->d[a] == 0.0) {
             rec[VL_SR_INV + a] = FLT_MAX;
         } else {
             double inv = 1.0 / q->d[a];
             rec[VL_SR_INV + a] = fabs(inv) < FLT_MAX ? (float)inv : (float)copysign(FLT_MAX, inv);
         }
-        double grow = (q->is_box ? q->h[a] : q->r) * (1.0 + 0x1p-19) + pad + fabs(q->c[a] - rec[a]);
+        double grow = (boxed ? q->h[a] : q->r) * (1.0 + 0x1p-19) + pad + fabs(centre[a] - rec[a]);
         /* a parallel axis's exit t is (slab face - c) * FLT_MAX: a centre this far inside keeps
          * it past tmax */
         if (q->d[a] == 0.0) grow += 4.0 * (double)vl_sweep_limit(q->tmax) / FLT_MAX;
@@ -97,7 +129,7 @@ void vl_sweep_rec_set(float* rec, const vl_sweep_query* q) {
     for (int a = 0; a < 3; a++) rec[VL_SR_DIR + a] = (float)q->d[a];
     rec[VL_SR_TMAX] = vl_sweep_limit(q->tmax);
     rec[VL_SR_INV + 3] = rec[VL_SR_GROW + 3] = 0.0f;
-    rec[VL_SR_DIR + 3] = q->is_box ? 0.0f : rec[VL_SR_GROW];
+    rec[VL_SR_DIR + 3] = boxed ? 0.0f : rec[VL_SR_GROW];
 }
 
 void vl_sweep_tri_vertices(const vl_bvh* bvh, uint32_t first, uint32_t count, uint32_t i, double v[3][3]) {
@@ -110,57 +142,9 @@ void vl_sweep_tri_vertices(const vl_bvh* bvh, uint32_t first, uint32_t count, ui
 
 /* ---- sphere ------------------------------------------------------------------------------ */
 
-/* Closest point to p on segment ab. */
-static void closest_on_segment(const double p[3], const double a[3], const double b[3], double out[3]) {
-    double e[3], w[3];
-    sub3(b, a, e), sub3(p, a, w);
-    double ee = dot3(e, e), s = ee > 0.0 ? dot3(w, e) / ee : 0.0;
-    s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
-    for (int k = 0; k < 3; k++) out[k] = a[k] + s * e[k];
-}
-
-/* Whether q (in the plane of the triangle of normal n) is inside the triangle, edges included. */
-static int inside_tri(const double q[3], const double v[3][3], const double n[3]) {
-    for (int i = 0; i < 3; i++) {
-        double e[3], w[3], c[3];
-        sub3(v[(i + 1) % 3], v[i], e), sub3(q, v[i], w);
-        cross3(e, w, c);
-        if (dot3(c, n) < 0.0) return 0;
-    }
-    return 1;
-}
-
-/* Closest point to p on the triangle v (degenerate ones too: their edges). */
-static void closest_on_tri(const double p[3], const double v[3][3], double out[3]) {
-    double e1[3], e2[3], n[3], w[3];
-    sub3(v[1], v[0], e1), sub3(v[2], v[0], e2);
-    cross3(e1, e2, n);
-    double nn = dot3(n, n);
-    if (nn > 0.0) {
-        sub3(p, v[0], w);
-        double s = dot3(w, n) / nn, q[3];
-        for (int k = 0; k < 3; k++) q[k] = p[k] - s * n[k];
-        if (inside_tri(q, v, n)) {
-            for (int k = 0; k < 3; k++) out[k] = q[k];
-            return;
-        }
-    }
-    double best = INFINITY;
-    for (int i = 0; i < 3; i++) {
-        double c[3], w2[3];
-        closest_on_segment(p, v[i], v[(i + 1) % 3], c);
-        sub3(p, c, w2);
-        double d2 = dot3(w2, w2);
-        if (d2 < best) {
-            best = d2;
-            for (int k = 0; k < 3; k++) out[k] = c[k];
-        }
-    }
-}
-
 /* First t >= 0 at which the point m + t d enters the ball of radius r about the origin, from
  * outside (C > 0); INFINITY when never. The root C / (-B + sqrt(disc)) has no cancellation. */
-static double ball_time(const double m[3], const double d[3], double r) {
+double vl_sweep_ball_time(const double m[3], const double d[3], double r) {
     double A = dot3(d, d), B = dot3(m, d), C = dot3(m, m) - r * r, md[3];
     if (!(C > 0.0) || !(B < 0.0)) return INFINITY;
     /* B^2 - A C in a form without cancellation of the large terms */
@@ -172,7 +156,7 @@ static double ball_time(const double m[3], const double d[3], double r) {
 
 /* First t >= 0 at which m + t d comes within r of the segment from the origin along e (m taken
  * from the segment's start), touching it between its ends; INFINITY when never. */
-static double cylinder_time(const double m[3], const double d[3], const double e[3], double r) {
+double vl_sweep_cylinder_time(const double m[3], const double d[3], const double e[3], double r) {
     double ee = dot3(e, e), me[3], de[3];
     if (!(ee > 0.0)) return INFINITY;
     cross3(m, e, me), cross3(d, e, de);
@@ -199,50 +183,63 @@ static int box_within(const double p[3], const double v[3][3], double r) {
     return w2 <= r * r;
 }
 
-static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double tmax) {
-    const double r = q->r;
-    double best = INFINITY, e1[3], e2[3], n[3], un[3] = {0, 0, 0}, m[3], s0 = 0.0;
-    sub3(v[1], v[0], e1), sub3(v[2], v[0], e2);
-    cross3(e1, e2, n);
-    double nn = dot3(n, n);
-    sub3(q->c, v[0], m);
-    if (nn > 0.0) {
-        double len = sqrt(nn);
-        for (int k = 0; k < 3; k++) un[k] = n[k] / len;
-        s0 = dot3(m, un);
-    }
-    if ((!(nn > 0.0) || fabs(s0) <= r) && box_within(q->c, v, r)) { /* within r of the plane and of the
-                                                                         triangle's box: maybe touching already */
-        double c[3], w[3];
-        closest_on_tri(q->c, v, c);
-        sub3(q->c, c, w);
-        if (dot3(w, w) <= r * r) return 0.0;
-    }
+double vl_sweep_sphere_tri_moving(const double c[3], const double d[3], double r, const double v[3][3],
+                                  const double n[3], double nn, const double un[3], double s0) {
+    double best = INFINITY, m[3];
     if (nn > 0.0) { /* the face, offset by r toward the sphere */
-        double dn = dot3(q->d, un), side = s0 > 0.0 ? 1.0 : -1.0;
+        double dn = dot3(d, un), side = s0 > 0.0 ? 1.0 : -1.0;
         if (s0 * side > r && dn * side < 0.0) {
             double t = (s0 * side - r) / (-dn * side), p[3];
-            for (int k = 0; k < 3; k++) p[k] = q->c[k] + t * q->d[k] - side * r * un[k];
+            for (int k = 0; k < 3; k++) p[k] = c[k] + t * d[k] - side * r * un[k];
             /* touching the face's interior first: no edge or vertex is touched before */
-            if (inside_tri(p, v, n)) return t <= tmax ? t : VL_NO_TIME;
+            if (vl_sd_inside_tri(p, v, n)) return t;
         }
     }
     for (int i = 0; i < 3; i++) {
         double e[3];
-        sub3(q->c, v[i], m);
+        sub3(c, v[i], m);
         sub3(v[(i + 1) % 3], v[i], e);
-        double te = cylinder_time(m, q->d, e, r), tv = ball_time(m, q->d, r);
+        double te = vl_sweep_cylinder_time(m, d, e, r), tv = vl_sweep_ball_time(m, d, r);
         best = te < best ? te : best;
         best = tv < best ? tv : best;
     }
+    return best;
+}
+
+double vl_sweep_tri_plane(const double v[3][3], double n[3], double un[3]) {
+    double e1[3], e2[3];
+    sub3(v[1], v[0], e1), sub3(v[2], v[0], e2);
+    cross3(e1, e2, n);
+    double nn = dot3(n, n);
+    un[0] = un[1] = un[2] = 0.0;
+    if (nn > 0.0) {
+        double len = sqrt(nn);
+        for (int k = 0; k < 3; k++) un[k] = n[k] / len;
+    }
+    return nn;
+}
+
+static double sphere_tri(const vl_sweep_query* q, const double v[3][3], double tmax) {
+    const double r = q->r;
+    double n[3], un[3], m[3], nn = vl_sweep_tri_plane(v, n, un);
+    sub3(q->c, v[0], m);
+    const double s0 = nn > 0.0 ? dot3(m, un) : 0.0;
+    if ((!(nn > 0.0) || fabs(s0) <= r) && box_within(q->c, v, r)) { /* within r of the plane and of the
+                                                                         triangle's box: maybe touching already */
+        double c[3], w[3];
+        vl_sd_closest_on_tri(q->c, v, c);
+        sub3(q->c, c, w);
+        if (dot3(w, w) <= r * r) return 0.0;
+    }
+    double best = vl_sweep_sphere_tri_moving(q->c, q->d, r, v, n, nn, un, s0);
     return best < INFINITY && best <= tmax ? best : VL_NO_TIME;
 }
 
 /* Box bound k of axis a: mn for k = 0, mx for k = 1. */
 static double bound(const double mn[3], const double mx[3], int a, int k) { return k ? mx[a] : mn[a]; }
 
-static double sphere_box(const vl_sweep_query* q, const double mn[3], const double mx[3], double tmax) {
-    const double r = q->r, *c = q->c, *d = q->d;
+double vl_sweep_sphere_box_time(const double c[3], const double d[3], double r, const double mn[3],
+                                const double mx[3]) {
     double w2 = 0.0;
     for (int a = 0; a < 3; a++) {
         double x = c[a] < mn[a] ? mn[a] - c[a] : c[a] > mx[a] ? c[a] - mx[a] : 0.0;
@@ -279,9 +276,14 @@ static double sphere_box(const vl_sweep_query* q, const double mn[3], const doub
         for (int a = 0; a < 3; a++) p[a] = bound(mn, mx, a, (corner >> a) & 1), finite &= isfinite(p[a]) != 0;
         if (!finite) continue;
         sub3(c, p, m);
-        best = fmin(best, ball_time(m, d, r));
+        best = fmin(best, vl_sweep_ball_time(m, d, r));
     }
-    return best < INFINITY && best <= tmax ? best : VL_NO_TIME;
+    return best;
+}
+
+static double sphere_box(const vl_sweep_query* q, const double mn[3], const double mx[3], double tmax) {
+    double t = vl_sweep_sphere_box_time(q->c, q->d, q->r, mn, mx);
+    return t < INFINITY && t <= tmax ? t : VL_NO_TIME;
 }
 
 /* ---- box: separating axes over time ------------------------------------------------------ */
@@ -351,10 +353,12 @@ static double box_box(const vl_sweep_query* q, const double mn[3], const double 
 }
 
 double vl_sweep_exact_tri(const vl_sweep_query* q, const double v[3][3], double tmax) {
+    if (q->is_capsule) return vl_sweep_capsule_tri(q, v, tmax);
     return q->is_box ? box_tri(q, v, tmax, NULL) : sphere_tri(q, v, tmax);
 }
 
 double vl_sweep_exact_box(const vl_sweep_query* q, const double mn[3], const double mx[3], double tmax) {
+    if (q->is_capsule) return vl_sweep_capsule_box(q, mn, mx, tmax);
     return q->is_box ? box_box(q, mn, mx, tmax, NULL) : sphere_box(q, mn, mx, tmax);
 }
 
@@ -441,14 +445,53 @@ static void barycentric(const double p[3], const double v[3][3], float* u, float
     *v_out = (float)((a * y - b * x) / det);
 }
 
+/* The contact at t with p the primitive's closest point and n the shape's closest point less p,
+ * taken in a frame near the pair so that it keeps the shape's precision: the normal along n. */
+static void put_contact(const vl_sweep_query* q, double t, double n[3], const double p[3], vl_contact* contact) {
+    if (sqrt(dot3(n, n)) <= 0x1p-30 * (q->size + sqrt(dot3(q->d, q->d)) * t)) n[0] = n[1] = n[2] = 0.0;
+    face_against(q, n, contact->normal);
+    for (int k = 0; k < 3; k++) contact->point[k] = (float)p[k];
+}
+
 /* The contact of a sphere at t with the closest point p: the normal from p to the centre, taken
- * in the frame of the start (p - c, then the travel), so that it keeps the sphere's precision. */
+ * in the frame of the start (p - c, then the travel). */
 static void sphere_contact(const vl_sweep_query* q, double t, const double p[3], vl_contact* contact) {
     double n[3];
     for (int k = 0; k < 3; k++) n[k] = t * q->d[k] - (p[k] - q->c[k]);
-    if (sqrt(dot3(n, n)) <= 0x1p-30 * (q->r + sqrt(dot3(q->d, q->d)) * t)) n[0] = n[1] = n[2] = 0.0;
-    face_against(q, n, contact->normal);
-    for (int k = 0; k < 3; k++) contact->point[k] = (float)p[k];
+    put_contact(q, t, n, p, contact);
+}
+
+/* A capsule at t against the triangle v: the closest points of its segment and the triangle,
+ * found in the frame of v0. */
+static void capsule_tri_answer(const vl_sweep_query* q, const double v[3][3], float tr, vl_hit* hit,
+                               vl_contact* contact) {
+    double P[3], Q[3], V[3][3], cs[3], ct[3], p[3], n[3];
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < 3; i++) V[i][k] = v[i][k] - v[0][k];
+        P[k] = (q->c[k] - v[0][k]) + (double)tr * q->d[k];
+        Q[k] = P[k] + q->seg[k];
+    }
+    vl_sd_segment_tri(P, Q, V, cs, ct);
+    if (contact) {
+        for (int k = 0; k < 3; k++) p[k] = v[0][k] + ct[k], n[k] = cs[k] - ct[k];
+        put_contact(q, tr, n, p, contact);
+    }
+    barycentric(ct, V, &hit->u, &hit->v);
+}
+
+/* A capsule at t against the box [mn, mx]: the box's point closest to the segment. */
+static void capsule_box_answer(const vl_sweep_query* q, const double mn[3], const double mx[3], float tr,
+                               vl_contact* contact) {
+    if (!contact) return;
+    double s[3], p[3], n[3], u;
+    for (int k = 0; k < 3; k++) s[k] = q->c[k] + (double)tr * q->d[k];
+    vl_sd_segment_box(s, q->seg, mn, mx, &u);
+    for (int k = 0; k < 3; k++) {
+        double x = s[k] + u * q->seg[k];
+        p[k] = x < mn[k] ? mn[k] : x > mx[k] ? mx[k] : x;
+        n[k] = x - p[k];
+    }
+    put_contact(q, tr, n, p, contact);
 }
 
 static void tri_answer(const vl_sweep_query* q, const double v[3][3], double t, float tr, vl_hit* hit,
@@ -456,7 +499,7 @@ static void tri_answer(const vl_sweep_query* q, const double v[3][3], double t, 
     double p[3], n[3] = {0.0, 0.0, 0.0}, ct[3];
     if (!q->is_box) {
         for (int k = 0; k < 3; k++) ct[k] = q->c[k] + (double)tr * q->d[k];
-        closest_on_tri(ct, v, p);
+        vl_sd_closest_on_tri(ct, v, p);
         vl_contact c;
         sphere_contact(q, tr, p, &c);
         if (contact) *contact = c;
@@ -481,7 +524,7 @@ static void tri_answer(const vl_sweep_query* q, const double v[3][3], double t, 
             }
         } else {
             for (int k = 0; k < 3; k++) ct[k] = q->c[k] + (double)tr * q->d[k];
-            closest_on_tri(ct, v, p);
+            vl_sd_closest_on_tri(ct, v, p);
         }
         if (contact) {
             face_against(q, n, contact->normal);
@@ -520,7 +563,10 @@ void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_
         vl_sweep_tri_vertices(bvh, best->first, count, i, v);
         float tr = report_t(q, best->t, tri_size(v));
         hit->t = tr;
-        tri_answer(q, v, best->t, tr, hit, contact);
+        if (q->is_capsule)
+            capsule_tri_answer(q, v, tr, hit, contact);
+        else
+            tri_answer(q, v, best->t, tr, hit, contact);
         hit->prim = vl_bvh_leaf_prim(vl_bvh_leaf_rows(bvh, best->first), i);
     } else {
         const vl_bvh_box* b = &bvh->boxes[best->first];
@@ -528,6 +574,9 @@ void vl_sweep_answer(const vl_bvh* bvh, const vl_sweep_query* q, const vl_sweep_
         for (int k = 0; k < 3; k++) mn[k] = b->min[k], mx[k] = b->max[k];
         float tr = report_t(q, best->t, 0.0);
         hit->t = tr, hit->prim = b->prim, hit->u = hit->v = 0.0f;
-        box_answer(q, mn, mx, best->t, tr, contact);
+        if (q->is_capsule)
+            capsule_box_answer(q, mn, mx, tr, contact);
+        else
+            box_answer(q, mn, mx, best->t, tr, contact);
     }
 }
