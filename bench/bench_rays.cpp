@@ -1,5 +1,7 @@
 // BVH raycast bench, one thread: volley batched (batch sizes 64 to 1M) and single-ray, against
-// Embree 3 (rtcIntersect1/rtcOccluded1 loops, rtcIntersect1M/rtcOccluded1M, device "threads=1")
+// Embree 3 (rtcIntersect1/rtcOccluded1 loops, rtcIntersect1M/rtcOccluded1M, 8- and 16-wide packets
+// rtcIntersect8/16 and rtcOccluded8/16, each on its default build and on a high-quality build
+// (embree_hq_*), device "threads=1"; see embree_paths.h)
 // and Bullet (btBvhTriangleMeshShape::performRaycast) when CMake found them. Scenes: the bunny
 // (when the data folder is there) and a procedural world of 1.1M triangles; ray sets: random
 // incoherent, diffuse bounces, agent-to-agent line of sight. items_per_second is rays per second.
@@ -19,6 +21,7 @@
 
 #include "bench_exec.h"
 #include "bench_scenes.h"
+#include "embree_paths.h"
 
 #ifdef VOLLEY_BENCH_BULLET
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
@@ -38,6 +41,8 @@ struct BenchScene {
 #ifdef VOLLEY_BENCH_EMBREE
     RTCDevice device = nullptr;
     RTCScene scene = nullptr;
+    RTCScene scene_hq = nullptr;       // RTC_BUILD_QUALITY_HIGH (embree_hq_* rows)
+    int64_t loop_hits[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}; // [rayset][any]: the reference hit count
 #endif
 #ifdef VOLLEY_BENCH_BULLET
     BulletMesh bullet;
@@ -218,12 +223,62 @@ void BM_embree_1M(benchmark::State& state, int which, int rayset, uint32_t flags
     report(state, traced, h, kRays);
 }
 
-void BM_embree_build(benchmark::State& state, int which) {
+// The high-quality scene, on the device of the default one.
+RTCScene embree_scene_hq(BenchScene* s) {
+    embree_scene(s);
+    if (!s->scene_hq)
+        s->scene_hq = embree_build_scene(s->device, s->mesh.xyz, s->mesh.vertex_count, s->mesh.indices,
+                                         s->mesh.triangle_count, 1);
+    return s->scene_hq;
+}
+
+// The hits of rtcIntersect1/rtcOccluded1 on the default build: the count every Embree path must give.
+int64_t embree_loop_hits(BenchScene* s, int rayset, bool any) {
+    int64_t& h = s->loop_hits[rayset][any];
+    if (h < 0) h = embree_trace(embree_scene(s), EMBREE_PATH_LOOP, s->rays[rayset].data(), kRays, any, nullptr);
+    return h;
+}
+
+// One Embree path (embree_paths.h) on the default or the high-quality build, the rays converted
+// inside the timing as in BM_embree_1. Skipped where the Embree build lacks the path; an error when
+// the hits stray from the default build's loop by more than one ray in 10,000 (counter dhits:
+// hits minus the loop's).
+void BM_embree_path(benchmark::State& state, int which, int rayset, uint32_t flags, int path_index, bool hq) {
+    const embree_path path = (embree_path)path_index;
+    BenchScene* s = get_scene(which);
+    if (!s) return state.SkipWithError("scene missing");
+    RTCScene scene = hq ? embree_scene_hq(s) : embree_scene(s);
+    if (!scene) return state.SkipWithError("Embree scene build failed");
+    if (!embree_path_supported(s->device, path))
+        return state.SkipWithError(path == EMBREE_PATH_PACKET8    ? "Embree built without native 8-wide packets"
+                                   : path == EMBREE_PATH_PACKET16 ? "Embree built without native 16-wide packets"
+                                                                  : "Embree built without ray streams");
+    const bool any = flags == VL_QUERY_ANY;
+    const int64_t reference = embree_loop_hits(s, rayset, any);
+    const std::vector<vl_ray>& rays = s->rays[rayset];
+    const size_t bytes = embree_trace_buffer_bytes(path, kRays);
+    void* buffer = bytes ? std::aligned_alloc(EMBREE_TRACE_BUFFER_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    if (bytes && !buffer) return state.SkipWithError("no buffer");
+    uint64_t traced = 0;
+    uint32_t h = 0;
+    for (auto _ : state) {
+        h = embree_trace(scene, path, rays.data(), kRays, any, buffer);
+        traced += kRays;
+    }
+    std::free(buffer);
+    report(state, traced, h, kRays);
+    state.counters["dhits"] = (double)((int64_t)h - reference);
+    if (std::llabs((long long)((int64_t)h - reference)) > kRays / 10000)
+        state.SkipWithError("hits differ from Embree's single-ray loop");
+}
+
+void BM_embree_build(benchmark::State& state, int which, bool hq) {
     scene_mesh m;
     if (!load_mesh(which, &m)) return state.SkipWithError("scene missing");
     RTCDevice device = rtcNewDevice("threads=1");
     for (auto _ : state) {
-        RTCScene scene = bench_embree_build(device, m);
+        RTCScene scene = hq ? embree_build_scene(device, m.xyz, m.vertex_count, m.indices, m.triangle_count, 1)
+                            : bench_embree_build(device, m);
         state.PauseTiming();
         rtcReleaseScene(scene);
         state.ResumeTiming();
@@ -280,6 +335,20 @@ void BM_bullet_build(benchmark::State& state, int which) {
 }
 #endif
 
+#ifdef VOLLEY_BENCH_EMBREE
+// embree_8 and embree_16 (packets on the default build), then every path on the high-quality
+// build: embree_hq_1, embree_hq_1M (one stream of the whole set, as embree_1M), embree_hq_8, embree_hq_16.
+void register_embree_paths(const std::string& p, int which, int r, uint32_t flags) {
+    for (int hq = 0; hq < 2; hq++)
+        for (int path = hq ? 0 : (int)EMBREE_PATH_PACKET8; path < (int)EMBREE_PATH_COUNT; path++) {
+            std::string name = p + (hq ? "embree_hq_" : "embree_") + embree_path_name((embree_path)path);
+            auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_embree_path, which, r, flags, path, hq != 0);
+            if (path == EMBREE_PATH_STREAM) b->ArgName("batch")->Arg(1 << 20);
+            b->Unit(benchmark::kMillisecond)->UseRealTime();
+        }
+}
+#endif
+
 int register_all() {
     const bool bunny = bench_bunny_present();
     for (int which = bunny ? 0 : 1; which < 2; which++) {
@@ -287,7 +356,9 @@ int register_all() {
         benchmark::RegisterBenchmark(("bvh/build/" + sc + "/volley").c_str(), BM_volley_build, which)
             ->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_EMBREE
-        benchmark::RegisterBenchmark(("bvh/build/" + sc + "/embree").c_str(), BM_embree_build, which)
+        benchmark::RegisterBenchmark(("bvh/build/" + sc + "/embree").c_str(), BM_embree_build, which, false)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("bvh/build/" + sc + "/embree_hq").c_str(), BM_embree_build, which, true)
             ->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 #ifdef VOLLEY_BENCH_BULLET
@@ -314,6 +385,7 @@ int register_all() {
                     ->Unit(benchmark::kMillisecond)->UseRealTime();
                 benchmark::RegisterBenchmark((p + "embree_1M").c_str(), BM_embree_1M, which, r, flags)
                     ->ArgName("batch")->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+                register_embree_paths(p, which, r, flags);
 #endif
 #ifdef VOLLEY_BENCH_BULLET
                 if (!flags)

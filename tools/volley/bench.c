@@ -41,13 +41,19 @@ static const char bench_usage[] =
     "JSON: {\"tool\", \"version\", \"backend\", \"simd_width\", \"build_type\", \"cpu\", \"cpu_features\",\n"
     " \"cores\", \"date\" (UTC), \"load_average\": {start, end}, \"noise\": {figures,\n"
     " spread_over_10_percent, worst_spread_percent}, \"peers\", \"builds\": [{scene, triangles, peer, ms}],\n"
-    " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s, hit_percent}],\n"
+    " \"raycast\": [{scene, triangles, rays, query, path, batch, count, mrays_per_s, hit_percent}\n"
+    "  (embree_best rows add embree_path)],\n"
     " \"queries\": [{scene, triangles, query, shape, path, batch, count, mqueries_per_s,\n"
     "  pairs_per_query (overlaps) or hit_percent (sweeps, closest points)}],\n"
     " \"broadphase\": [{scene, boxes, moving_percent, kind, us_per_frame, pairs}]}\n"
-    "path is volley_batch, volley_single, embree_loop or bullet. In raycast, query is closest or\n"
-    "any; in queries, overlap, sweep (closest hit) or closest (closest points, shape point), and\n"
-    "mqueries_per_s is millions a second.\n";
+    "path is volley_batch, volley_single, embree_loop, embree_best or bullet. embree_loop is Embree's\n"
+    "rtcIntersect1/rtcOccluded1 loop; embree_best the fastest of Embree's paths on the set, named by\n"
+    "embree_path: embree_1 (the loop), embree_1M (rtcIntersect1M stream), embree_8 and embree_16\n"
+    "(rtcIntersect8/16 packets of consecutive rays) on its default build, embree_hq_1, embree_hq_1M,\n"
+    "embree_hq_8 and embree_hq_16 on its high-quality build (RTC_BUILD_QUALITY_HIGH); the table's\n"
+    "\"vs best\" column is the ratio to it. In raycast, query is closest or any; in queries, overlap,\n"
+    "sweep (closest hit) or closest (closest points, shape point), and mqueries_per_s is millions a\n"
+    "second.\n";
 
 typedef struct ray_row {
     char scene[256];
@@ -55,6 +61,7 @@ typedef struct ray_row {
     const char* rays;
     const char* query;
     const char* path;
+    const char* embree_path; /* embree_best rows: which of Embree's paths was fastest */
     uint32_t batch, count;
     double mrays, hit_percent;
 } ray_row;
@@ -77,7 +84,7 @@ typedef struct bp_row {
 typedef struct bench_out {
     ray_row rays[256];
     uint32_t ray_rows;
-    build_row builds[16];
+    build_row builds[24];
     uint32_t build_rows;
     bp_row bps[32];
     uint32_t bp_rows;
@@ -134,6 +141,50 @@ static double time_volley(const vl_bvh* bvh, const vl_ray* rays, uint32_t n, uin
     return 1e-6 * n / best;
 }
 
+/* Every Embree path on the rays (tool_embree_path_name), best of `repeat` runs each after a
+ * warm-up: the rows embree_loop (its rtcIntersect1/rtcOccluded1 loop on the default build) and
+ * embree_best (the fastest path, named in embree_path). A path whose hits stray from the loop's by
+ * more than one ray in 10,000 is left out of the best, with a warning. */
+static void bench_embree_paths(tool_peer* embree, const tool_scene* s, int set, const char* query, const vl_ray* rays,
+                               uint32_t n, int any, uint32_t repeat, bench_out* out, tool_progress* p) {
+    double loop_mrays = 0, best_mrays = 0;
+    uint32_t loop_hits = 0, best_hits = 0, best_path = 0;
+    for (uint32_t path = 0; path < tool_embree_path_count(); path++) {
+        if (!tool_embree_path_ready(embree, path)) continue;
+        double best = 1e30, worst = 0;
+        uint32_t h = 0;
+        int ok = 1;
+        for (uint32_t rep = 0; rep <= repeat && ok; rep++) { /* the first run warms up */
+            double t0 = tool_now();
+            ok = tool_embree_trace_path(embree, path, rays, n, any, &h);
+            double dt = tool_now() - t0;
+            if (rep) best = dt < best ? dt : best, worst = dt > worst ? dt : worst;
+        }
+        if (!ok) continue;
+        if (repeat > 1) note_spread(best, worst);
+        double mrays = 1e-6 * n / best;
+        if (path == 0) loop_mrays = mrays, loop_hits = h;
+        else if ((h > loop_hits ? h - loop_hits : loop_hits - h) > n / 10000) {
+            fprintf(stderr, "volley bench: %s, %s rays, %s hit: Embree's %s gave %u hits, its loop %u: left out\n",
+                    s->name, ray_sets[set], query, tool_embree_path_name(path), h, loop_hits);
+            continue;
+        }
+        if (mrays > best_mrays) best_mrays = mrays, best_hits = h, best_path = path;
+        tool_progress_update(p, -1);
+    }
+    if (!(loop_mrays > 0)) return;
+    ray_row* r = &out->rays[out->ray_rows++];
+    snprintf(r->scene, sizeof r->scene, "%s", s->name);
+    r->triangles = s->mesh.triangle_count, r->rays = ray_sets[set], r->query = query;
+    r->path = "embree_loop", r->embree_path = NULL, r->batch = 1, r->count = n;
+    r->mrays = loop_mrays, r->hit_percent = 100.0 * loop_hits / n;
+    r = &out->rays[out->ray_rows++];
+    snprintf(r->scene, sizeof r->scene, "%s", s->name);
+    r->triangles = s->mesh.triangle_count, r->rays = ray_sets[set], r->query = query;
+    r->path = "embree_best", r->embree_path = tool_embree_path_name(best_path), r->batch = 1, r->count = n;
+    r->mrays = best_mrays, r->hit_percent = 100.0 * best_hits / n;
+}
+
 typedef struct bench_opts {
     int set; /* -1: all */
     uint32_t batch, count, repeat;
@@ -156,6 +207,11 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
             b = &out->builds[out->build_rows++];
             snprintf(b->scene, sizeof b->scene, "%s", s->name);
             b->triangles = m->triangle_count, b->peer = "embree", b->ms = 1e3 * sec;
+            if (tool_embree_build_hq(embree, m, &sec)) {
+                b = &out->builds[out->build_rows++];
+                snprintf(b->scene, sizeof b->scene, "%s", s->name);
+                b->triangles = m->triangle_count, b->peer = "embree_hq", b->ms = 1e3 * sec;
+            }
         }
         if ((bullet = tool_bullet_create(m, &sec))) {
             b = &out->builds[out->build_rows++];
@@ -195,23 +251,7 @@ static int bench_scene(const tool_scene* s, const bench_opts* o, bench_out* out,
                 r->hit_percent = 100.0 * count_hits(hits, n) / n;
                 tool_progress_update(p, -1);
             }
-            if (embree) {
-                double best = 1e30, worst = 0;
-                uint32_t h = 0;
-                for (uint32_t rep = 0; rep <= o->repeat; rep++) { /* the first run warms up */
-                    double t0 = tool_now();
-                    h = tool_embree_trace(embree, rays, n, (int)flags);
-                    double dt = tool_now() - t0;
-                    if (rep) best = dt < best ? dt : best, worst = dt > worst ? dt : worst;
-                }
-                if (o->repeat > 1) note_spread(best, worst);
-                ray_row* r = &out->rays[out->ray_rows++];
-                snprintf(r->scene, sizeof r->scene, "%s", s->name);
-                r->triangles = m->triangle_count, r->rays = ray_sets[set], r->query = query;
-                r->path = "embree_loop", r->batch = 1, r->count = n;
-                r->mrays = 1e-6 * n / best, r->hit_percent = 100.0 * h / n;
-                tool_progress_update(p, -1);
-            }
+            if (embree) bench_embree_paths(embree, s, set, query, rays, n, (int)flags, o->repeat, out, p);
             if (bullet && !flags) {
                 uint32_t nb = n / 16 > 256 ? n / 16 : (n < 256 ? n : 256); /* Bullet is slow: a sixteenth */
                 double t0 = tool_now();
@@ -487,22 +527,25 @@ static void print_table(const bench_out* out, const bench_machine* mc) {
     printf("\nvolley %s, SIMD %s (%u lanes), %s build, one thread; %s, %u cores; %s\n", vl_get_version_string(),
            vl_get_simd_backend(), vl_get_simd_width(), mc->build_type, mc->cpu, mc->cores, mc->date);
     for (uint32_t i = 0; i < out->build_rows; i++)
-        printf("build: %-12s %-7s %9u triangles %9.1f ms\n", out->builds[i].scene, out->builds[i].peer,
+        printf("build: %-12s %-9s %9u triangles %9.1f ms\n", out->builds[i].scene, out->builds[i].peer,
                out->builds[i].triangles, out->builds[i].ms);
     if (out->ray_rows)
-        printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s",
-               "vs single", "vs Embree", "hits");
+        printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %10s %7s\n", "scene", "rays", "query", "path", "Mrays/s",
+               "vs single", "vs Embree", "vs best", "hits");
     for (uint32_t i = 0; i < out->ray_rows; i++) {
         const ray_row* r = &out->rays[i];
         const ray_row* single = find_row(out, r, "volley_single");
         const ray_row* embree = find_row(out, r, "embree_loop");
-        char path[48], vs_single[16] = "", vs_embree[16] = "";
+        const ray_row* best = find_row(out, r, "embree_best");
+        char path[48], vs_single[16] = "", vs_embree[16] = "", vs_best[16] = "";
         if (!strcmp(r->path, "volley_batch")) snprintf(path, sizeof path, "volley batch %u", r->batch);
+        else if (r->embree_path) snprintf(path, sizeof path, "embree best: %s", r->embree_path + strlen("embree_"));
         else snprintf(path, sizeof path, "%s", r->path);
         if (single && single->mrays > 0) snprintf(vs_single, sizeof vs_single, "%.2fx", r->mrays / single->mrays);
         if (embree && embree->mrays > 0) snprintf(vs_embree, sizeof vs_embree, "%.2fx", r->mrays / embree->mrays);
-        printf("%-12s %-8s %-8s %-22s %10.2f %10s %10s %6.1f%%\n", r->scene, r->rays, r->query, path, r->mrays,
-               vs_single, vs_embree, r->hit_percent);
+        if (best && best->mrays > 0) snprintf(vs_best, sizeof vs_best, "%.2fx", r->mrays / best->mrays);
+        printf("%-12s %-8s %-8s %-22s %10.2f %10s %10s %10s %6.1f%%\n", r->scene, r->rays, r->query, path, r->mrays,
+               vs_single, vs_embree, vs_best, r->hit_percent);
     }
     if (out->query_rows) {
         printf("\n%-12s %-8s %-8s %-22s %10s %10s %10s %7s\n", "scene", "query", "shape", "path", "Mqueries/s",
@@ -573,8 +616,10 @@ static int write_json(const char* path, const bench_out* out, const bench_machin
         tool_json_string(f, r->scene);
         fprintf(f,
                 ", \"triangles\": %u, \"rays\": \"%s\", \"query\": \"%s\", \"path\": \"%s\", \"batch\": %u, "
-                "\"count\": %u, \"mrays_per_s\": %.4f, \"hit_percent\": %.2f}",
+                "\"count\": %u, \"mrays_per_s\": %.4f, \"hit_percent\": %.2f",
                 r->triangles, r->rays, r->query, r->path, r->batch, r->count, r->mrays, r->hit_percent);
+        if (r->embree_path) fprintf(f, ", \"embree_path\": \"%s\"", r->embree_path);
+        fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"queries\": [");
     for (uint32_t i = 0; i < out->query_rows; i++) {

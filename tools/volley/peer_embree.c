@@ -1,5 +1,7 @@
-/* Embree 3 as a peer of the bench and the profile: one thread, rtcIntersect1 / rtcOccluded1 per
- * ray (Embree's single-ray loop). Without Embree these say so by returning NULL. */
+/* Embree 3 as a peer of the bench and the profile, one thread: rtcIntersect1 / rtcOccluded1 per
+ * ray (Embree's single-ray loop, tool_embree_trace), and for the bench every path of
+ * bench/embree_paths.h (loop, 1M stream, 8- and 16-wide packets) on the default build and on a
+ * high-quality build (tool_embree_trace_path). Without Embree these say so by returning NULL or 0. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,9 +10,14 @@
 #ifdef VOLLEY_TOOL_EMBREE
 #include <embree3/rtcore.h>
 
+#include "embree_paths.h"
+
 struct tool_peer {
     RTCDevice device;
-    RTCScene scene;
+    RTCScene scene;    /* default build quality */
+    RTCScene scene_hq; /* RTC_BUILD_QUALITY_HIGH, made by tool_embree_build_hq */
+    void* buffer;      /* the stream's rays */
+    size_t buffer_bytes;
 };
 
 int tool_embree_built(void) { return 1; }
@@ -24,53 +31,68 @@ tool_peer* tool_embree_create(const scene_mesh* m, double* seconds) {
         return NULL;
     }
     double t0 = tool_now();
-    p->scene = rtcNewScene(p->device);
-    RTCGeometry geom = rtcNewGeometry(p->device, RTC_GEOMETRY_TYPE_TRIANGLE);
-    float* v = rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
-                                       m->vertex_count);
-    unsigned* t = rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned),
-                                          m->triangle_count);
-    memcpy(v, m->xyz, sizeof(float) * 3 * (size_t)m->vertex_count);
-    memcpy(t, m->indices, sizeof(unsigned) * 3 * (size_t)m->triangle_count);
-    rtcCommitGeometry(geom);
-    rtcAttachGeometry(p->scene, geom);
-    rtcReleaseGeometry(geom);
-    rtcCommitScene(p->scene);
+    p->scene = embree_build_scene(p->device, m->xyz, m->vertex_count, m->indices, m->triangle_count, 0);
     if (seconds) *seconds = tool_now() - t0;
+    if (!p->scene) {
+        rtcReleaseDevice(p->device);
+        free(p);
+        return NULL;
+    }
     return p;
 }
 
-static void to_embree(const vl_ray* r, struct RTCRay* e) {
-    e->org_x = r->origin[0], e->org_y = r->origin[1], e->org_z = r->origin[2], e->tnear = r->tmin;
-    e->dir_x = r->dir[0], e->dir_y = r->dir[1], e->dir_z = r->dir[2], e->time = 0.0f;
-    e->tfar = r->tmax, e->mask = 0xFFFFFFFFu, e->id = 0, e->flags = 0;
+int tool_embree_build_hq(tool_peer* p, const scene_mesh* m, double* seconds) {
+    if (!p) return 0;
+    if (!p->scene_hq) {
+        double t0 = tool_now();
+        p->scene_hq = embree_build_scene(p->device, m->xyz, m->vertex_count, m->indices, m->triangle_count, 1);
+        if (seconds) *seconds = tool_now() - t0;
+    }
+    return p->scene_hq != NULL;
 }
 
 uint32_t tool_embree_trace(tool_peer* p, const vl_ray* rays, uint32_t count, int any) {
-    struct RTCIntersectContext ctx;
-    rtcInitIntersectContext(&ctx);
-    uint32_t hits = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        if (any) {
-            struct RTCRay ray;
-            to_embree(&rays[i], &ray);
-            rtcOccluded1(p->scene, &ctx, &ray);
-            hits += ray.tfar < 0.0f;
-        } else {
-            struct RTCRayHit rh;
-            to_embree(&rays[i], &rh.ray);
-            rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-            rtcIntersect1(p->scene, &ctx, &rh);
-            hits += rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
-        }
+    return embree_trace(p->scene, EMBREE_PATH_LOOP, rays, count, any, NULL);
+}
+
+uint32_t tool_embree_path_count(void) { return 2 * (uint32_t)EMBREE_PATH_COUNT; }
+
+const char* tool_embree_path_name(uint32_t path) {
+    static const char* const names[2 * EMBREE_PATH_COUNT] = {"embree_1",    "embree_1M",    "embree_8",
+                                                             "embree_16",   "embree_hq_1",  "embree_hq_1M",
+                                                             "embree_hq_8", "embree_hq_16"};
+    return path < tool_embree_path_count() ? names[path] : "?";
+}
+
+int tool_embree_path_ready(tool_peer* p, uint32_t path) {
+    if (!p || path >= tool_embree_path_count()) return 0;
+    if (path >= (uint32_t)EMBREE_PATH_COUNT && !p->scene_hq) return 0;
+    return embree_path_supported(p->device, (embree_path)(path % EMBREE_PATH_COUNT));
+}
+
+int tool_embree_trace_path(tool_peer* p, uint32_t path, const vl_ray* rays, uint32_t count, int any,
+                           uint32_t* hits) {
+    if (!tool_embree_path_ready(p, path)) return 0;
+    const embree_path kind = (embree_path)(path % EMBREE_PATH_COUNT);
+    size_t bytes = embree_trace_buffer_bytes(kind, count);
+    if (bytes > p->buffer_bytes) {
+        free(p->buffer);
+        p->buffer_bytes = 0;
+        p->buffer = aligned_alloc(EMBREE_TRACE_BUFFER_ALIGNMENT, (bytes + 63) & ~(size_t)63);
+        if (!p->buffer) return 0;
+        p->buffer_bytes = bytes;
     }
-    return hits;
+    *hits = embree_trace(path < (uint32_t)EMBREE_PATH_COUNT ? p->scene : p->scene_hq, kind, rays, count, any,
+                         p->buffer);
+    return 1;
 }
 
 void tool_embree_destroy(tool_peer* p) {
     if (!p) return;
+    if (p->scene_hq) rtcReleaseScene(p->scene_hq);
     rtcReleaseScene(p->scene);
     rtcReleaseDevice(p->device);
+    free(p->buffer);
     free(p);
 }
 #else
@@ -79,8 +101,26 @@ tool_peer* tool_embree_create(const scene_mesh* m, double* seconds) {
     (void)m, (void)seconds;
     return NULL;
 }
+int tool_embree_build_hq(tool_peer* p, const scene_mesh* m, double* seconds) {
+    (void)p, (void)m, (void)seconds;
+    return 0;
+}
 uint32_t tool_embree_trace(tool_peer* p, const vl_ray* rays, uint32_t count, int any) {
     (void)p, (void)rays, (void)count, (void)any;
+    return 0;
+}
+uint32_t tool_embree_path_count(void) { return 0; }
+const char* tool_embree_path_name(uint32_t path) {
+    (void)path;
+    return "?";
+}
+int tool_embree_path_ready(tool_peer* p, uint32_t path) {
+    (void)p, (void)path;
+    return 0;
+}
+int tool_embree_trace_path(tool_peer* p, uint32_t path, const vl_ray* rays, uint32_t count, int any,
+                           uint32_t* hits) {
+    (void)p, (void)path, (void)rays, (void)count, (void)any, (void)hits;
     return 0;
 }
 void tool_embree_destroy(tool_peer* p) { (void)p; }

@@ -97,6 +97,21 @@ typedef struct tool_peer tool_peer;
 tool_peer* tool_embree_create(const scene_mesh* m, double* seconds);
 /* rtcIntersect1 / rtcOccluded1 on each ray; returns the hits. */
 uint32_t tool_embree_trace(tool_peer* p, const vl_ray* rays, uint32_t count, int any);
+/* Embree's high-quality build (RTC_BUILD_QUALITY_HIGH) of the same mesh beside the default one,
+ * for the embree_hq_* paths; the build's seconds. 1 when made (or already there). */
+int tool_embree_build_hq(tool_peer* p, const scene_mesh* m, double* seconds);
+/* Embree's paths (bench/embree_paths.h), numbered 0 to tool_embree_path_count() - 1 and named as
+ * volley_bench's rows: embree_1 (the loop of tool_embree_trace), embree_1M (the stream),
+ * embree_8 and embree_16 (packets) on the default build, then embree_hq_1, embree_hq_1M,
+ * embree_hq_8 and embree_hq_16 on the high-quality build. */
+uint32_t tool_embree_path_count(void);
+const char* tool_embree_path_name(uint32_t path);
+/* Whether the path can run: the Embree build has it (native packets of its width, streams) and,
+ * for the embree_hq_* paths, tool_embree_build_hq made the scene. */
+int tool_embree_path_ready(tool_peer* p, uint32_t path);
+/* Traces the rays on one path, closest or any hit, and writes the hits; 0 when the path cannot run. */
+int tool_embree_trace_path(tool_peer* p, uint32_t path, const vl_ray* rays, uint32_t count, int any,
+                           uint32_t* hits);
 void tool_embree_destroy(tool_peer* p);
 int tool_embree_built(void);
 
