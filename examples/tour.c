@@ -40,6 +40,15 @@ static int rays(void) {
     if (ok)
         printf("closest point to (0.5, 0.25, 2): (%g, %g, %g) on triangle %u, %g away\n", nearest.point[0],
                nearest.point[1], nearest.point[2], nearest.prim, nearest.distance);
+    /* a standing capsule (feet at z = 0.5, head at 1.5, radius 0.25) dropped onto the square */
+    vl_capsule_sweep fall = {{{0.5f, 0.5f, 0.5f}, 0.25f, {0.5f, 0.5f, 1.5f}}, {0, 0, -1}, 10};
+    vl_hit landed;
+    vl_contact where;
+    ok = ok && check(vl_bvh_sweep_capsules(bvh, &fall, 1, VL_QUERY_CLOSEST, &landed, &where, NULL),
+                     "vl_bvh_sweep_capsules");
+    if (ok)
+        printf("capsule dropped: lands after %g, normal (%g, %g, %g)\n", landed.t, where.normal[0],
+               where.normal[1], where.normal[2]);
     vl_bvh_destroy(bvh);
     return ok;
 }

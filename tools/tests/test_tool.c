@@ -525,7 +525,8 @@ static void test_render(void) {
     else unsetenv("VOLLEY_DATA_DIR");
 }
 
-/* Every row of the bench's "queries" array: both shapes of overlaps and sweeps on both paths,
+/* Every row of the bench's "queries" array: the three shapes of overlaps and sweeps and the closest
+ * points on both paths,
  * mqueries_per_s and pairs_per_query (overlaps) or hit_percent (sweeps) positive numbers. */
 static void check_query_rows(const char* json, const char* what) {
     const char* p = strstr(json, "\"queries\": [");
@@ -533,10 +534,12 @@ static void check_query_rows(const char* json, const char* what) {
     if (!p) return;
     const char* end = strchr(p, ']');
     unsigned rows = 0, seen = 0, singles = 0;
-    static const char* const kinds[5] = {"\"query\": \"overlap\", \"shape\": \"box\"",
+    static const char* const kinds[7] = {"\"query\": \"overlap\", \"shape\": \"box\"",
                                          "\"query\": \"overlap\", \"shape\": \"sphere\"",
+                                         "\"query\": \"overlap\", \"shape\": \"capsule\"",
                                          "\"query\": \"sweep\", \"shape\": \"box\"",
                                          "\"query\": \"sweep\", \"shape\": \"sphere\"",
+                                         "\"query\": \"sweep\", \"shape\": \"capsule\"",
                                          "\"query\": \"closest\", \"shape\": \"point\""};
     for (const char* row = strchr(p, '{'); row && row < end; row = strchr(row + 1, '{')) {
         const char* close = strchr(row, '}');
@@ -544,7 +547,7 @@ static void check_query_rows(const char* json, const char* what) {
         snprintf(text, sizeof text, "%.*s", (int)(close ? close - row : 0), row);
         rows++;
         singles += strstr(text, "\"path\": \"volley_single\"") != NULL;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 7; k++)
             if (strstr(text, kinds[k])) seen |= 1u << k;
         int overlap = strstr(text, "\"overlap\"") != NULL;
         const char* fields[2] = {"\"mqueries_per_s\": ", overlap ? "\"pairs_per_query\": " : "\"hit_percent\": "};
@@ -554,8 +557,8 @@ static void check_query_rows(const char* json, const char* what) {
             CHECK(v && x > 0, "%s: query row without a positive %s: %s", what, fields[f], text);
         }
     }
-    CHECK(rows >= 15 && seen == 31u, "%s: %u query rows, kinds seen %#x", what, rows, seen);
-    CHECK(singles == 5, "%s: %u single-query rows, wanted 5", what, singles);
+    CHECK(rows >= 21 && seen == 127u, "%s: %u query rows, kinds seen %#x", what, rows, seen);
+    CHECK(singles == 7, "%s: %u single-query rows, wanted 7", what, singles);
 }
 
 static void test_bench_profile(void) {

@@ -4,14 +4,14 @@
 
 #include "tool.h"
 
-/* Rows bench_queries adds for one scene: (2 queries x 2 shapes + closest points) x 3 paths at most. */
-#define BENCH_QUERY_ROWS_PER_SCENE 15u
+/* Rows bench_queries adds for one scene: (2 queries x 3 shapes + closest points) x 3 paths at most. */
+#define BENCH_QUERY_ROWS_PER_SCENE 21u
 
 typedef struct query_row {
     char scene[256];
     uint32_t triangles;
     const char* query; /* "overlap", "sweep" (closest hit) or "closest" (closest points) */
-    const char* shape; /* "box" or "sphere"; "point" for closest points */
+    const char* shape; /* "box", "sphere" or "capsule"; "point" for closest points */
     const char* path;  /* "volley_batch" or "volley_single" */
     uint32_t batch, count;
     double mqueries;         /* millions of queries a second */
@@ -19,7 +19,7 @@ typedef struct query_row {
     double hit_percent;      /* sweeps, closest points: the share answered; overlaps: 0 */
 } query_row;
 
-/* Times box and sphere overlaps, sphere and box sweeps (closest hit) and closest points on bvh,
+/* Times box, sphere and capsule overlaps and sweeps (closest hit) and closest points on bvh,
  * the tree of s, with queries placed by scene_overlap_queries and scene_sweeps (the closest
  * points at the sphere sweeps' starts, no maximum distance): batches of `batch` on the
  * caller's scratch, the whole set as one batch, and the single-query path; best of `repeat` runs
