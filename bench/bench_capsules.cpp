@@ -50,18 +50,15 @@ struct CapsuleScene {
 #endif
 };
 
-CapsuleScene* get_scene(int which) {
-    static CapsuleScene* scenes[2] = {nullptr, nullptr};
-    if (scenes[which]) return scenes[which];
-    auto* s = new CapsuleScene;
-    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
+// The queries and sweeps, placed as the sphere benches place theirs (tests/capsule_scenes.h).
+void make_queries(CapsuleScene* s) {
     s->capsules.resize(kQueries);
     scene_capsule_queries(&s->mesh, kQueries, 77, s->capsules.data());
     s->sweeps.resize(kSweeps);
     scene_capsule_sweeps(&s->mesh, kSweeps, 2024, s->sweeps.data());
-    scenes[which] = s;
-    return s;
 }
+
+CapsuleScene* get_scene(int which) { return bench_scene(which, make_queries); }
 
 // batch 0: the single-query form on every query; otherwise batches of `batch`, plain or on one
 // scratch block made before the timing.
@@ -70,29 +67,20 @@ void BM_overlap(benchmark::State& state, int which, bool own_scratch) {
     if (!s) return state.SkipWithError("scene missing");
     const uint32_t batch = (uint32_t)state.range(0);
     const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(s->bvh, batch) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    void* scratch = bench_scratch(bytes);
     vl_pair_buffer out{};
     uint64_t done = 0, pairs = 0;
     for (auto _ : state) {
         out.count = 0;
-        for (uint32_t i = 0; i < kQueries; i += batch ? batch : 1) {
-            const uint32_t n = batch ? std::min(batch, kQueries - i) : 1;
+        bench_batches(kQueries, batch, [&](uint32_t i, uint32_t n) {
             vl_bvh_overlap_capsules(s->bvh, &s->capsules[i], n, &out, on_scratch(scratch, bytes));
-        }
+        });
         done += kQueries;
         pairs += out.count;
     }
     std::free(scratch);
     vl_pair_buffer_free(&out);
-    state.SetItemsProcessed((int64_t)done);
-    state.counters["pairs/query"] = done ? (double)pairs / (double)done : 0.0;
-}
-
-void report_hits(benchmark::State& state, uint64_t sweeps, const std::vector<vl_hit>& hits, uint32_t n) {
-    uint32_t h = 0;
-    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
-    state.SetItemsProcessed((int64_t)sweeps);
-    state.counters["hit%"] = 100.0 * h / n;
+    bench_report_pairs(state, done, pairs);
 }
 
 void BM_sweep(benchmark::State& state, int which, bool own_scratch) {
@@ -101,17 +89,16 @@ void BM_sweep(benchmark::State& state, int which, bool own_scratch) {
     const uint32_t batch = (uint32_t)state.range(0);
     std::vector<vl_hit> hits(kSweeps);
     const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = own_scratch ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 127) & ~size_t(63)) : nullptr;
+    void* scratch = bench_scratch(bytes);
     uint64_t done = 0;
     for (auto _ : state) {
-        for (uint32_t i = 0; i < kSweeps; i += batch ? batch : 1) {
-            const uint32_t n = batch ? std::min(batch, kSweeps - i) : 1;
+        bench_batches(kSweeps, batch, [&](uint32_t i, uint32_t n) {
             vl_bvh_sweep_capsules(s->bvh, &s->sweeps[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-        }
+        });
         done += kSweeps;
     }
     std::free(scratch);
-    report_hits(state, done, hits, kSweeps);
+    bench_report_hits(state, done, hits, kSweeps);
 }
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -191,8 +178,7 @@ void BM_bullet_overlap(benchmark::State& state, int which) {
         done += kQueries;
         pairs += out.size();
     }
-    state.SetItemsProcessed((int64_t)done);
-    state.counters["pairs/query"] = done ? (double)pairs / (double)done : 0.0;
+    bench_report_pairs(state, done, pairs);
 }
 
 void bullet_world(CapsuleScene* s) {
@@ -235,7 +221,7 @@ void BM_bullet_sweep(benchmark::State& state, int which) {
         }
         done += n;
     }
-    report_hits(state, done, hits, n);
+    bench_report_hits(state, done, hits, n);
 }
 #endif
 

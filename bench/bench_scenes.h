@@ -5,9 +5,13 @@
 #ifndef VL_BENCH_SCENES_H
 #define VL_BENCH_SCENES_H
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include <volley/volley.h>
 
@@ -29,6 +33,49 @@ bool bench_load_bvh(int which, uint32_t agents, scene_mesh* m, vl_bvh** bvh);
 
 // Whether the bunny is there (the benches register the bunny cases only then).
 bool bench_bunny_present();
+
+// A bench file's scene `which` (0 the bunny, 1 the world), made on first use (so that a filtered
+// run pays only for what it needs): the mesh and its BVH (bench_load_bvh, no agents) in s->mesh
+// and s->bvh, then `fill` makes the queries. nullptr if the mesh or the tree is missing.
+template <class Scene>
+Scene* bench_scene(int which, void (*fill)(Scene*)) {
+    static Scene* scenes[2] = {nullptr, nullptr};
+    if (scenes[which]) return scenes[which];
+    auto* s = new Scene;
+    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
+    fill(s);
+    scenes[which] = s;
+    return s;
+}
+
+// One scratch block of at least `bytes` (rounded up to 64) for the timed loop, or nullptr for 0;
+// std::free it.
+inline void* bench_scratch(size_t bytes) {
+    return bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+}
+
+// The query loop of the batched benches: call(i, n) on queries [i, i + n) of `total`, in batches
+// of `batch`, or one at a time for batch 0.
+template <class Call>
+void bench_batches(uint32_t total, uint32_t batch, Call&& call) {
+    for (uint32_t i = 0; i < total; i += batch ? batch : 1) call(i, batch ? std::min(batch, total - i) : 1u);
+}
+
+// The counters of the overlap benches: queries per second and the mean number of pairs.
+inline void bench_report_pairs(benchmark::State& state, uint64_t queries, uint64_t pairs) {
+    state.SetItemsProcessed((int64_t)queries);
+    state.counters["pairs/query"] = queries ? (double)pairs / (double)queries : 0.0;
+}
+
+// The counters of the sweep and closest-point benches: queries per second and the share of the
+// first n answers that hit.
+template <class Hit>
+void bench_report_hits(benchmark::State& state, uint64_t queries, const std::vector<Hit>& hits, uint32_t n) {
+    uint32_t h = 0;
+    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
+    state.SetItemsProcessed((int64_t)queries);
+    state.counters["hit%"] = 100.0 * h / n;
+}
 
 #ifdef VOLLEY_BENCH_EMBREE
 // One committed Embree scene of the mesh's triangles on `device`.

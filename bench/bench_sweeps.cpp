@@ -43,22 +43,7 @@ void make_sweeps(SweepScene* s) {
     scene_sweeps(&s->mesh, kSweeps, 2024, s->spheres.data(), s->boxes.data());
 }
 
-SweepScene* get_scene(int which) {
-    static SweepScene* scenes[2] = {nullptr, nullptr};
-    if (scenes[which]) return scenes[which];
-    auto* s = new SweepScene;
-    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
-    make_sweeps(s);
-    scenes[which] = s;
-    return s;
-}
-
-void report(benchmark::State& state, uint64_t sweeps, const std::vector<vl_hit>& hits, uint32_t n) {
-    uint32_t h = 0;
-    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
-    state.SetItemsProcessed((int64_t)sweeps);
-    state.counters["hit%"] = 100.0 * h / n;
-}
+SweepScene* get_scene(int which) { return bench_scene(which, make_sweeps); }
 
 // batch 0: the single-query form on every sweep; otherwise batches of `batch` (plain, or on one
 // scratch block made before the timing).
@@ -68,16 +53,13 @@ void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
     const uint32_t batch = (uint32_t)state.range(0);
     std::vector<vl_hit> hits(kSweeps);
     const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
+    void* scratch = bench_scratch(bytes);
     uint64_t done = 0;
     for (auto _ : state) {
-        for (uint32_t i = 0; i < kSweeps; i += batch ? batch : kSweeps) {
-            uint32_t n = batch ? std::min(batch, kSweeps - i) : kSweeps;
+        bench_batches(kSweeps, batch, [&](uint32_t i, uint32_t n) {
             if (!batch) {
-                for (uint32_t j = 0; j < kSweeps; j++) {
-                    if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[j], 1, 0, &hits[j], nullptr, NULL);
-                    else vl_bvh_sweep_spheres(s->bvh, &s->spheres[j], 1, 0, &hits[j], nullptr, NULL);
-                }
+                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], 1, 0, &hits[i], nullptr, NULL);
+                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], 1, 0, &hits[i], nullptr, NULL);
             } else if (scratch) {
                 if (boxes)
                     vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
@@ -87,11 +69,11 @@ void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
                 if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], NULL, NULL);
                 else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], NULL, NULL);
             }
-        }
+        });
         done += kSweeps;
     }
     std::free(scratch);
-    report(state, done, hits, kSweeps);
+    bench_report_hits(state, done, hits, kSweeps);
 }
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -134,7 +116,7 @@ void BM_bullet(benchmark::State& state, int which, int boxes) {
         }
         done += n;
     }
-    report(state, done, hits, n);
+    bench_report_hits(state, done, hits, n);
 }
 #endif
 

@@ -110,6 +110,28 @@ static inline int scene_load_data(const char* fallback_dir, const char* name, sc
     return scene_load_off(path, m);
 }
 
+/* A test's real mesh `name` from VOLLEY_DATA_DIR; 1 on success, else 0 with the test's line saying
+ * it is skipped (the folder not set, or the mesh not in it). */
+static inline int scene_load_test_mesh(const char* test, const char* name, scene_mesh* m) {
+    const char* dir = getenv("VOLLEY_DATA_DIR");
+    if (!dir || !*dir) {
+        printf("%s: VOLLEY_DATA_DIR not set, %s skipped\n", test, name);
+        return 0;
+    }
+    if (!scene_load_data(NULL, name, m)) {
+        printf("%s: %s not found in %s, skipped\n", test, name, dir);
+        return 0;
+    }
+    return 1;
+}
+
+/* The largest side of the mesh's bounds. */
+static inline float scene_extent(const scene_mesh* m) {
+    float ext = 0;
+    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    return ext;
+}
+
 static inline float scene_height(float x, float z) {
     return 6.0f * sinf(x * 0.021f) * cosf(z * 0.017f) + 2.5f * sinf(x * 0.073f + 1.3f) * sinf(z * 0.061f) +
            0.7f * cosf(x * 0.29f + z * 0.23f);

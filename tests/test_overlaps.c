@@ -101,8 +101,7 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
 /* Queries near the surface at the triangles' scale, and a few special ones. */
 static void make_queries(const scene_mesh* m, uint32_t n, uint64_t seed, float scale, vl_aabb* boxes, vl_sphere* spheres) {
     test_rng rng = {seed};
-    float ext = 0;
-    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    const float ext = scene_extent(m);
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t* t = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
         float u = test_float(&rng, 0, 1), v = test_float(&rng, 0, 1 - u), p[3];
@@ -327,17 +326,8 @@ static void test_scenes(void) {
     scene_free(&m);
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
-        if (!test_data_dir()) {
-            printf("test_overlaps: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
-            continue;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_overlaps: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
-        float ext = 0;
-        for (int a = 0; a < 3; a++) ext = fmaxf(ext, m.hi[a] - m.lo[a]);
-        check_mesh(files[f], &m, test_scaled(f ? 300 : 400), ext * 0.01f, 47 + f, NULL, 1);
+        if (!scene_load_test_mesh("test_overlaps", files[f], &m)) continue;
+        check_mesh(files[f], &m, test_scaled(f ? 300 : 400), scene_extent(&m) * 0.01f, 47 + f, NULL, 1);
         /* a sphere at the middle of the bunny, inside it, touching nothing small enough */
         scene_free(&m);
     }

@@ -214,8 +214,7 @@ static void perpendicular(const double u[3], test_rng* rng, double out[3]) {
 static void make_capsules(const scene_mesh* m, uint32_t n, uint64_t seed, float scale, vl_capsule* out) {
     static const double eps[] = {-0x1p-10, 0.0, 0x1p-30, 0x1p-10};
     test_rng rng = {seed};
-    float ext = 0;
-    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    const float ext = scene_extent(m);
     for (uint32_t i = 0; i < n; i++) {
         double v[3][3], e1[3], e2[3], nrm[3], p[3], u[3], c[3];
         scene_random_spot(m, &rng, v, e1, e2, nrm, p);
@@ -378,17 +377,8 @@ static void test_scenes(void) {
     scene_free(&m);
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
-        if (!test_data_dir()) {
-            printf("test_overlaps_capsules: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
-            continue;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_overlaps_capsules: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
-        float ext = 0;
-        for (int a = 0; a < 3; a++) ext = fmaxf(ext, m.hi[a] - m.lo[a]);
-        check_mesh(files[f], &m, test_scaled(f ? 150 : 200), ext * 0.01f, 47 + f, NULL);
+        if (!scene_load_test_mesh("test_overlaps_capsules", files[f], &m)) continue;
+        check_mesh(files[f], &m, test_scaled(f ? 150 : 200), scene_extent(&m) * 0.01f, 47 + f, NULL);
         scene_free(&m);
     }
 }

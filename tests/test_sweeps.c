@@ -17,6 +17,7 @@
 
 #include "distance_oracle.h"
 #include "scenes.h"
+#include "sweep_oracle.h"
 #include "test_alloc.h"
 #include "test_util.h"
 
@@ -159,66 +160,24 @@ static double o_time(const o_query* q, const o_scene* s, uint32_t i) {
 
 /* A lower bound of the first contact of q with primitive i (the centre's entry into the
  * primitive's box grown by the shape's extent and a margin), or -1 when it cannot touch it. */
-static double o_lower(const o_query* q, const o_scene* s, uint32_t i, double grow) {
-    double mn[3], mx[3];
-    if (s->tri) {
-        for (int k = 0; k < 3; k++) {
-            mn[k] = fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k]));
-            mx[k] = fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k]));
-        }
-    } else {
-        for (int k = 0; k < 3; k++) mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
-    }
-    double lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
-    for (int k = 0; k < 3; k++) {
-        double e = (q->box ? q->h[k] : q->r) + grow, a0 = mn[k] - e - q->c[k], a1 = mx[k] + e - q->c[k];
-        if (q->d[k] == 0) {
-            if (a0 > 0 || a1 < 0) return -1.0;
-            continue;
-        }
-        double t1 = a0 / q->d[k], t2 = a1 / q->d[k];
-        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
-    }
-    return lo <= hi ? lo : -1.0;
+static double o_lower(const void* qv, const void* sv, uint32_t i, double grow) {
+    const o_query* q = qv;
+    const o_scene* s = sv;
+    double mn[3], mx[3], e[3];
+    so_prim_box(s->tri, s->boxes, i, mn, mx);
+    for (int k = 0; k < 3; k++) e[k] = (q->box ? q->h[k] : q->r) + grow;
+    return so_entry(mn, mx, q->c, e, q->d, q->tmax);
 }
 
 /* The shape's own size: the radius, or the box's largest half side. */
 static double q_size(const o_query* q) { return fmax(q->r, fmax(q->h[0], fmax(q->h[1], q->h[2]))); }
 
-typedef struct o_cand {
-    double lower;
-    uint32_t prim;
-} o_cand;
+static double o_time_of(const void* q, const void* s, uint32_t i) { return o_time(q, s, i); }
 
-static int o_cand_cmp(const void* a, const void* b) {
-    double x = ((const o_cand*)a)->lower, y = ((const o_cand*)b)->lower;
-    return x < y ? -1 : x > y;
-}
-
-/* The first contact T over all primitives (INFINITY: none) and its primitive: candidates by
- * their lower bounds, until a bound passes the best contact. */
+/* The first contact T over all primitives (INFINITY: none) and its primitive (sweep_oracle.h). */
 static double o_first(const o_query* q, const o_scene* s, uint32_t* prim) {
-    static o_cand* cand;
-    static uint32_t cap;
-    if (cap < s->count) {
-        free(cand);
-        cap = s->count;
-        cand = malloc(sizeof(o_cand) * cap);
-    }
-    uint32_t n = 0;
-    double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1); /* the shape's, and double rounding's */
-    for (uint32_t i = 0; i < s->count; i++) {
-        double lb = o_lower(q, s, i, grow);
-        if (lb >= 0) cand[n].lower = lb, cand[n++].prim = i;
-    }
-    qsort(cand, n, sizeof(o_cand), o_cand_cmp);
-    double T = INFINITY;
-    *prim = VL_NO_HIT;
-    for (uint32_t k = 0; k < n && cand[k].lower <= T && T > 0; k++) {
-        double t = o_time(q, s, cand[k].prim);
-        if (t >= 0 && t < T) T = t, *prim = cand[k].prim;
-    }
-    return T;
+    const double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1); /* the shape's, and double rounding's */
+    return so_first(q, s, s->count, grow, o_lower, o_time_of, prim);
 }
 
 /* q with its shape grown by g (g < 0: shrunk, not below 0). */
@@ -772,10 +731,7 @@ static void test_real_meshes(void) {
             printf("test_sweeps: no VOLLEY_DATA_DIR, real meshes skipped\n");
             return;
         }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_sweeps: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
+        if (!scene_load_test_mesh("test_sweeps", files[f], &m)) continue;
         float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
         check_mesh(&m, test_scaled(60), size, 51 + (uint64_t)f, 8, files[f]);
         scene_free(&m);

@@ -17,6 +17,7 @@
 #include "capsule_oracle.h"
 #include "capsule_scenes.h"
 #include "scenes.h"
+#include "sweep_oracle.h"
 #include "test_alloc.h"
 #include "test_util.h"
 
@@ -41,25 +42,13 @@ static co_prim prim_of(const o_scene* s, uint32_t i) {
 /* A lower bound of the first contact of q with primitive i: the entry of the segment's box's centre,
  * moving along d, into the primitive's box grown by the segment box's half extents and a margin;
  * -1 when it never enters. */
-static double o_lower(const co_capsule* q, const o_scene* s, uint32_t i, double grow) {
-    double mn[3], mx[3], lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
-    for (int k = 0; k < 3; k++) {
-        if (s->boxes) {
-            mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
-        } else {
-            mn[k] = fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k]));
-            mx[k] = fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k]));
-        }
-        const double c = 0.5 * (q->a[k] + q->b[k]), e = 0.5 * fabs(q->b[k] - q->a[k]) + q->r + grow;
-        const double a0 = mn[k] - e - c, a1 = mx[k] + e - c;
-        if (q->d[k] == 0.0) {
-            if (a0 > 0.0 || a1 < 0.0) return -1.0;
-            continue;
-        }
-        const double t1 = a0 / q->d[k], t2 = a1 / q->d[k];
-        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
-    }
-    return lo <= hi ? lo : -1.0;
+static double o_lower(const void* qv, const void* sv, uint32_t i, double grow) {
+    const co_capsule* q = qv;
+    const o_scene* s = sv;
+    double mn[3], mx[3], c[3], e[3];
+    so_prim_box((const double(*)[3][3])s->tri, s->boxes, i, mn, mx);
+    for (int k = 0; k < 3; k++) c[k] = 0.5 * (q->a[k] + q->b[k]), e[k] = 0.5 * fabs(q->b[k] - q->a[k]) + q->r + grow;
+    return so_entry(mn, mx, c, e, q->d, q->tmax);
 }
 
 static double q_size(const co_capsule* q) { return q->r + co_half(q); }
@@ -80,39 +69,12 @@ static double o_time(const co_capsule* q, const o_scene* s, uint32_t i) {
     return co_time(&p, q, 4.0 * s->scale + q_scale(q), eps, &closest);
 }
 
-typedef struct o_cand {
-    double lower;
-    uint32_t prim;
-} o_cand;
+static double o_time_of(const void* q, const void* s, uint32_t i) { return o_time(q, s, i); }
 
-static int o_cand_cmp(const void* a, const void* b) {
-    double x = ((const o_cand*)a)->lower, y = ((const o_cand*)b)->lower;
-    return x < y ? -1 : x > y;
-}
-
-/* The first contact T over all primitives (INFINITY: none) and its primitive. */
+/* The first contact T over all primitives (INFINITY: none) and its primitive (sweep_oracle.h). */
 static double o_first(const co_capsule* q, const o_scene* s, uint32_t* prim) {
-    static o_cand* cand;
-    static uint32_t cap;
-    if (cap < s->count) {
-        free(cand);
-        cap = s->count;
-        cand = malloc(sizeof(o_cand) * cap);
-    }
-    uint32_t n = 0;
     const double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1.0);
-    for (uint32_t i = 0; i < s->count; i++) {
-        const double lb = o_lower(q, s, i, grow);
-        if (lb >= 0.0) cand[n].lower = lb, cand[n++].prim = i;
-    }
-    qsort(cand, n, sizeof(o_cand), o_cand_cmp);
-    double T = INFINITY;
-    *prim = VL_NO_HIT;
-    for (uint32_t k = 0; k < n && cand[k].lower <= T && T > 0.0; k++) {
-        const double t = o_time(q, s, cand[k].prim);
-        if (t >= 0.0 && t < T) T = t, *prim = cand[k].prim;
-    }
-    return T;
+    return so_first(q, s, s->count, grow, o_lower, o_time_of, prim);
 }
 
 /* The tolerance of bvh.h as a distance, for q against primitive i at time T: VL_SWEEP_TOLERANCE
@@ -548,10 +510,7 @@ static void test_real_meshes(void) {
             printf("test_sweeps_capsules: no VOLLEY_DATA_DIR, real meshes skipped\n");
             return;
         }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_sweeps_capsules: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
+        if (!scene_load_test_mesh("test_sweeps_capsules", files[f], &m)) continue;
         const float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
         check_mesh(&m, test_scaled(60), size, 51 + (uint64_t)f, 8, files[f]);
         scene_free(&m);
