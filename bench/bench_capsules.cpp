@@ -65,40 +65,19 @@ CapsuleScene* get_scene(int which) { return bench_scene(which, make_queries); }
 void BM_overlap(benchmark::State& state, int which, bool own_scratch) {
     CapsuleScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(s->bvh, batch) : 0;
-    void* scratch = bench_scratch(bytes);
-    vl_pair_buffer out{};
-    uint64_t done = 0, pairs = 0;
-    for (auto _ : state) {
-        out.count = 0;
-        bench_batches(kQueries, batch, [&](uint32_t i, uint32_t n) {
-            vl_bvh_overlap_capsules(s->bvh, &s->capsules[i], n, &out, on_scratch(scratch, bytes));
-        });
-        done += kQueries;
-        pairs += out.count;
-    }
-    std::free(scratch);
-    vl_pair_buffer_free(&out);
-    bench_report_pairs(state, done, pairs);
+    bench_overlap_loop(state, s->bvh, kQueries, own_scratch,
+                       [&](uint32_t i, uint32_t n, uint32_t, vl_pair_buffer* out, void* scratch, size_t bytes) {
+                           vl_bvh_overlap_capsules(s->bvh, &s->capsules[i], n, out, on_scratch(scratch, bytes));
+                       });
 }
 
 void BM_sweep(benchmark::State& state, int which, bool own_scratch) {
     CapsuleScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    std::vector<vl_hit> hits(kSweeps);
-    const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = bench_scratch(bytes);
-    uint64_t done = 0;
-    for (auto _ : state) {
-        bench_batches(kSweeps, batch, [&](uint32_t i, uint32_t n) {
-            vl_bvh_sweep_capsules(s->bvh, &s->sweeps[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-        });
-        done += kSweeps;
-    }
-    std::free(scratch);
-    bench_report_hits(state, done, hits, kSweeps);
+    bench_sweep_loop(state, s->bvh, kSweeps, own_scratch,
+                     [&](uint32_t i, uint32_t n, uint32_t, vl_hit* hits, void* scratch, size_t bytes) {
+                         vl_bvh_sweep_capsules(s->bvh, &s->sweeps[i], n, 0, hits, nullptr, on_scratch(scratch, bytes));
+                     });
 }
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -232,10 +211,7 @@ int register_all() {
         for (int sweeps = 0; sweeps < 2; sweeps++) {
             const std::string p = std::string(sweeps ? "capsule_sweep/" : "capsule_overlap/") + sc + "/";
             auto fn = sweeps ? BM_sweep : BM_overlap;
-            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), fn, which, false)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
-            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), fn, which, true)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            bench_register_batches(p, fn, which);
             benchmark::RegisterBenchmark((p + "volley_single").c_str(), fn, which, false)
                 ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_BULLET

@@ -183,8 +183,7 @@ int register_all() {
             for (int fin = 0; fin < 2; fin++) {
                 std::string p = std::string("closest/") + (which ? "world" : "bunny") + "/" + sets[set] + "_" +
                                 maxes[fin] + "/";
-                benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, set, fin)
-                    ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+                bench_batch_sizes(benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, set, fin));
                 benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, set, fin)
                     ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_EMBREE

@@ -50,31 +50,19 @@ OverlapScene* get_scene(int which) { return bench_scene(which, make_queries); }
 void BM_volley(benchmark::State& state, int which, int spheres, bool own_scratch) {
     OverlapScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(s->bvh, batch) : 0;
-    void* scratch = bench_scratch(bytes);
-    vl_pair_buffer out{};
-    uint64_t done = 0, pairs = 0;
-    for (auto _ : state) {
-        out.count = 0;
-        bench_batches(kQueries, batch, [&](uint32_t i, uint32_t n) {
-            if (batch == 0) {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], 1, &out, nullptr);
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], 1, &out, nullptr);
-            } else if (own_scratch) {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out, on_scratch(scratch, bytes));
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out, on_scratch(scratch, bytes));
-            } else {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out, NULL);
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out, NULL);
-            }
-        });
-        done += kQueries;
-        pairs += out.count;
-    }
-    std::free(scratch);
-    vl_pair_buffer_free(&out);
-    bench_report_pairs(state, done, pairs);
+    bench_overlap_loop(state, s->bvh, kQueries, own_scratch,
+                       [&](uint32_t i, uint32_t n, uint32_t batch, vl_pair_buffer* out, void* scratch, size_t bytes) {
+                           if (batch == 0) {
+                               if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], 1, out, nullptr);
+                               else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], 1, out, nullptr);
+                           } else if (own_scratch) {
+                               if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, out, on_scratch(scratch, bytes));
+                               else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, out, on_scratch(scratch, bytes));
+                           } else {
+                               if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, out, NULL);
+                               else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, out, NULL);
+                           }
+                       });
 }
 
 void BM_volley_build(benchmark::State& state, int which) {
@@ -215,10 +203,7 @@ int register_all() {
         const std::string sc = which ? "world" : "bunny";
         for (int spheres = 0; spheres < 2; spheres++) {
             const std::string p = "overlap/" + sc + "/" + (spheres ? "spheres" : "boxes") + "/";
-            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, spheres, false)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
-            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley, which, spheres, true)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            bench_register_batches(p, BM_volley, which, spheres);
             benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, spheres, false)
                 ->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_BULLET

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -75,6 +76,59 @@ void bench_report_hits(benchmark::State& state, uint64_t queries, const std::vec
     for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
     state.SetItemsProcessed((int64_t)queries);
     state.counters["hit%"] = 100.0 * h / n;
+}
+
+// The timed loop of an overlap bench over `total` queries in batches of state.range(0) (0: one at
+// a time), with a scratch block made before the timing where own_scratch:
+// query(i, n, batch, out, scratch, bytes) adds the pairs of queries [i, i + n) to out. Reports the
+// queries and pairs.
+template <class Query>
+void bench_overlap_loop(benchmark::State& state, const vl_bvh* bvh, uint32_t total, bool own_scratch, Query&& query) {
+    const uint32_t batch = (uint32_t)state.range(0);
+    const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(bvh, batch) : 0;
+    void* scratch = bench_scratch(bytes);
+    vl_pair_buffer out{};
+    uint64_t done = 0, pairs = 0;
+    for (auto _ : state) {
+        out.count = 0;
+        bench_batches(total, batch, [&](uint32_t i, uint32_t n) { query(i, n, batch, &out, scratch, bytes); });
+        done += total;
+        pairs += out.count;
+    }
+    std::free(scratch);
+    vl_pair_buffer_free(&out);
+    bench_report_pairs(state, done, pairs);
+}
+
+// The same for a sweep bench: query(i, n, batch, hits, scratch, bytes) writes the hits of sweeps
+// [i, i + n). Reports the sweeps and the share that hit.
+template <class Query>
+void bench_sweep_loop(benchmark::State& state, const vl_bvh* bvh, uint32_t total, bool own_scratch, Query&& query) {
+    const uint32_t batch = (uint32_t)state.range(0);
+    std::vector<vl_hit> hits(total);
+    const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(bvh, batch, 0) : 0;
+    void* scratch = bench_scratch(bytes);
+    uint64_t done = 0;
+    for (auto _ : state) {
+        bench_batches(total, batch, [&](uint32_t i, uint32_t n) { query(i, n, batch, &hits[i], scratch, bytes); });
+        done += total;
+    }
+    std::free(scratch);
+    bench_report_hits(state, done, hits, total);
+}
+
+// A batched row's arguments: batches of 64, 1024 and 16384, in milliseconds of real time.
+template <class Bench>
+Bench* bench_batch_sizes(Bench* b) {
+    return b->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+// The rows `p`volley_batch and `p`volley_scratch: fn(state, args..., own_scratch) at
+// bench_batch_sizes, plain, then on caller scratch.
+template <class Fn, class... Args>
+void bench_register_batches(const std::string& p, Fn fn, Args... args) {
+    bench_batch_sizes(benchmark::RegisterBenchmark((p + "volley_batch").c_str(), fn, args..., false));
+    bench_batch_sizes(benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), fn, args..., true));
 }
 
 #ifdef VOLLEY_BENCH_EMBREE

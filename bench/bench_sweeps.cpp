@@ -50,30 +50,19 @@ SweepScene* get_scene(int which) { return bench_scene(which, make_sweeps); }
 void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
     SweepScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    std::vector<vl_hit> hits(kSweeps);
-    const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = bench_scratch(bytes);
-    uint64_t done = 0;
-    for (auto _ : state) {
-        bench_batches(kSweeps, batch, [&](uint32_t i, uint32_t n) {
-            if (!batch) {
-                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], 1, 0, &hits[i], nullptr, NULL);
-                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], 1, 0, &hits[i], nullptr, NULL);
-            } else if (scratch) {
-                if (boxes)
-                    vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-                else
-                    vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-            } else {
-                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], NULL, NULL);
-                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], NULL, NULL);
-            }
-        });
-        done += kSweeps;
-    }
-    std::free(scratch);
-    bench_report_hits(state, done, hits, kSweeps);
+    bench_sweep_loop(state, s->bvh, kSweeps, own_scratch,
+                     [&](uint32_t i, uint32_t n, uint32_t batch, vl_hit* hits, void* scratch, size_t bytes) {
+                         if (!batch) {
+                             if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], 1, 0, hits, nullptr, NULL);
+                             else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], 1, 0, hits, nullptr, NULL);
+                         } else if (scratch) {
+                             if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, hits, nullptr, on_scratch(scratch, bytes));
+                             else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, hits, nullptr, on_scratch(scratch, bytes));
+                         } else {
+                             if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, hits, NULL, NULL);
+                             else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, hits, NULL, NULL);
+                         }
+                     });
 }
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -125,10 +114,7 @@ int register_all() {
     for (int which = bunny ? 0 : 1; which < 2; which++) {
         for (int boxes = 0; boxes < 2; boxes++) {
             std::string p = std::string("sweep/") + (which ? "world" : "bunny") + "/" + (boxes ? "box" : "sphere") + "/";
-            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, boxes, 0)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
-            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley, which, boxes, 1)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            bench_register_batches(p, BM_volley, which, boxes);
             benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, boxes, 0)
                 ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_BULLET

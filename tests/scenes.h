@@ -285,6 +285,29 @@ static inline int scene_copy_moved(const scene_mesh* m, uint32_t k, scene_mesh* 
     return 1;
 }
 
+/* scene_copy_moved, and the check's name there in what: "<name> at <offset>". */
+static inline int scene_copy_moved_named(const scene_mesh* m, uint32_t k, const char* name, scene_mesh* out, char* what,
+                                         size_t cap) {
+    if (!scene_copy_moved(m, k, out)) return 0;
+    snprintf(what, cap, "%s at %g", name, scene_offset(k));
+    return 1;
+}
+
+/* Triangles of zero area among the first `upto`, every 20th: its last corner onto the first
+ * (collinear corners, a segment) or, every 40th, onto the middle of the first two; with `points`,
+ * every 60th also its second corner onto the first (a point). Then the bounds again. */
+static inline void scene_zero_area(scene_mesh* m, uint32_t upto, int points) {
+    for (uint32_t i = 0; i + 2 < m->triangle_count && i < upto; i += 20) {
+        uint32_t* tri = m->indices + 3 * (size_t)i;
+        float *v2 = m->xyz + 3 * (size_t)tri[2], *v1 = m->xyz + 3 * (size_t)tri[1];
+        const float* v0 = m->xyz + 3 * (size_t)tri[0];
+        for (int a = 0; a < 3; a++) v2[a] = i % 40 ? v0[a] : 0.5f * (v0[a] + v1[a]);
+        if (points && i % 60 == 0)
+            for (int a = 0; a < 3; a++) v1[a] = v2[a] = v0[a];
+    }
+    scene_bounds(m);
+}
+
 /* Moves count boxes by the offset vector of o (infinite bounds stay infinite). */
 static inline void scene_move_boxes(vl_aabb* boxes, uint32_t count, float o) {
     float v[3];

@@ -1,8 +1,8 @@
 /* The part the sweep oracles share (test_sweeps, test_sweeps_capsules): a lower bound of a shape's
  * first contact with a primitive from the boxes (the entry of the shape's centre into the
- * primitive's box grown by the shape's half extents), and the first contact over all primitives,
- * trying the candidates by their lower bounds until a bound passes the best contact. Each test
- * gives its own query, scene, bound and exact time. */
+ * primitive's box grown by the shape's half extents), the first contact over all primitives,
+ * trying the candidates by their lower bounds until a bound passes the best contact, and the
+ * scenes they run on. Each test gives its own query, bound and exact time. */
 #ifndef VL_TESTS_SWEEP_ORACLE_H
 #define VL_TESTS_SWEEP_ORACLE_H
 
@@ -12,14 +12,56 @@
 
 #include <volley/volley.h>
 
-/* The box of primitive i: of triangle tri[i], or boxes[i] where tri is NULL. */
-static inline void so_prim_box(const double (*tri)[3][3], const vl_aabb* boxes, uint32_t i, double mn[3], double mx[3]) {
+#include "scenes.h"
+#include "test_util.h"
+
+/* A scene for the oracle: triangles (in double) or boxes, and the largest coordinate magnitude
+ * (finite). */
+typedef struct o_scene {
+    const double (*tri)[3][3]; /* triangles, or NULL */
+    const vl_aabb* boxes;      /* or boxes */
+    uint32_t count;
+    double scale;
+} o_scene;
+
+/* A mesh's tree (leaves of `leaf`) and its triangles in double for the oracle. */
+typedef struct tri_scene {
+    double (*tri)[3][3];
+    o_scene o;
+    vl_bvh* bvh;
+} tri_scene;
+
+static inline int tri_scene_make(const scene_mesh* m, tri_scene* t, uint32_t leaf) {
+    vl_bvh_desc desc = vl_bvh_default_desc();
+    desc.max_leaf_size = leaf;
+    t->bvh = NULL;
+    if (vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, &desc, &t->bvh, NULL) != VL_OK)
+        return 0;
+    t->tri = malloc(sizeof(double[3][3]) * m->triangle_count);
+    double sc = 0.0;
+    for (uint32_t i = 0; i < m->triangle_count; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++) {
+                t->tri[i][j][k] = m->xyz[3 * (size_t)m->indices[3 * (size_t)i + j] + k];
+                sc = fmax(sc, fabs(t->tri[i][j][k]));
+            }
+    t->o.tri = (const double(*)[3][3])t->tri, t->o.boxes = NULL, t->o.count = m->triangle_count, t->o.scale = sc;
+    return 1;
+}
+
+static inline void tri_scene_free(tri_scene* t) {
+    vl_bvh_destroy(t->bvh);
+    free(t->tri);
+}
+
+/* The box of primitive i of s. */
+static inline void so_prim_box(const o_scene* s, uint32_t i, double mn[3], double mx[3]) {
     for (int k = 0; k < 3; k++) {
-        if (tri) {
-            mn[k] = fmin(tri[i][0][k], fmin(tri[i][1][k], tri[i][2][k]));
-            mx[k] = fmax(tri[i][0][k], fmax(tri[i][1][k], tri[i][2][k]));
+        if (s->tri) {
+            mn[k] = fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k]));
+            mx[k] = fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k]));
         } else {
-            mn[k] = boxes[i].min[k], mx[k] = boxes[i].max[k];
+            mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
         }
     }
 }
@@ -43,8 +85,8 @@ static inline double so_entry(const double mn[3], const double mx[3], const doub
 
 /* A query's lower bound of its first contact with primitive i (-1: none), with a margin grow, and
  * its first contact (>= 0; < 0: a miss, or not checkable). */
-typedef double (*so_lower_fn)(const void* q, const void* s, uint32_t i, double grow);
-typedef double (*so_time_fn)(const void* q, const void* s, uint32_t i);
+typedef double (*so_lower_fn)(const void* q, const o_scene* s, uint32_t i, double grow);
+typedef double (*so_time_fn)(const void* q, const o_scene* s, uint32_t i);
 
 typedef struct so_cand {
     double lower;
@@ -56,10 +98,11 @@ static inline int so_cand_cmp(const void* a, const void* b) {
     return x < y ? -1 : x > y;
 }
 
-/* The first contact T of q over the count primitives of s (INFINITY: none) and its primitive
+/* The first contact T of q over the primitives of s (INFINITY: none) and its primitive
  * (VL_NO_HIT: none): candidates by their lower bounds, until a bound passes the best contact. */
-static inline double so_first(const void* q, const void* s, uint32_t count, double grow, so_lower_fn lower,
-                              so_time_fn time, uint32_t* prim) {
+static inline double so_first(const void* q, const o_scene* s, double grow, so_lower_fn lower, so_time_fn time,
+                              uint32_t* prim) {
+    const uint32_t count = s->count;
     static so_cand* cand;
     static uint32_t cap;
     if (cap < count) {
@@ -80,6 +123,47 @@ static inline double so_first(const void* q, const void* s, uint32_t count, doub
         if (t >= 0.0 && t < T) T = t, *prim = cand[k].prim;
     }
     return T;
+}
+
+/* Two answers the same: both misses, the same primitive at the same t, or other primitives at
+ * nearly the same t. */
+static inline int so_same_answer(vl_hit a, vl_hit b) {
+    if (a.prim == VL_NO_HIT || b.prim == VL_NO_HIT) return a.prim == b.prim;
+    if (a.prim == b.prim) return a.t == b.t;
+    return fabsf(a.t - b.t) <= 1e-5f * fmaxf(1.0f, fabsf(a.t));
+}
+
+/* A test's check of n sweeps at the scale of `size` on a mesh (a tree of leaves of `leaf`). */
+typedef void (*so_mesh_check)(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name);
+
+/* check on the mesh where it is, then moved by each far offset with a sixth of the sweeps (at
+ * least `least`). */
+static inline void so_check_offsets(const scene_mesh* m, uint32_t n, uint32_t least, float size, uint64_t seed,
+                                    uint32_t leaf, const char* name, so_mesh_check check) {
+    check(m, n, size, seed, leaf, name);
+    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
+        scene_mesh moved;
+        char what[96];
+        if (!scene_copy_moved_named(m, k, name, &moved, what, sizeof what)) continue;
+        check(&moved, n / 6 > least ? n / 6 : least, size, seed + k, leaf, what);
+        scene_free(&moved);
+    }
+}
+
+/* check on the real meshes (camel, bunny), at a hundredth of their size. */
+static inline void so_real_meshes(const char* test, so_mesh_check check) {
+    static const char* files[] = {"camel.off", "bunny00.off"};
+    for (int f = 0; f < 2; f++) {
+        scene_mesh m;
+        if (!test_data_dir()) {
+            printf("%s: no VOLLEY_DATA_DIR, real meshes skipped\n", test);
+            return;
+        }
+        if (!scene_load_test_mesh(test, files[f], &m)) continue;
+        const float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
+        check(&m, test_scaled(60), size, 51 + (uint64_t)f, 8, files[f]);
+        scene_free(&m);
+    }
 }
 
 #endif
