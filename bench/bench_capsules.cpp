@@ -194,9 +194,7 @@ void BM_bullet_sweep(benchmark::State& state, int which) {
                 if (al > 1e-6f) turn = btQuaternion(axis / al, std::atan2(al, up.dot(u)));
                 else if (up.dot(u) < 0.0f) turn = btQuaternion(btVector3(1, 0, 0), SIMD_PI);
             }
-            btCollisionWorld::ClosestConvexResultCallback cb(mid, mid + move);
-            s->world.world->convexSweepTest(s->shapes[i].get(), btTransform(turn, mid), btTransform(turn, mid + move), cb);
-            hits[i].prim = cb.hasHit() ? 0u : VL_NO_HIT;
+            hits[i].prim = s->world.sweep(s->shapes[i].get(), btTransform(turn, mid), btTransform(turn, mid + move));
         }
         done += n;
     }

@@ -156,6 +156,9 @@ struct BulletWorld {
     std::unique_ptr<btCollisionWorld> world;
     std::unique_ptr<btCollisionObject> object;
     void build(btCollisionShape* shape);
+    // convexSweepTest of shape from `from` to `to` (ClosestConvexResultCallback): 0 on a hit (the
+    // bench rows' hit counters), else VL_NO_HIT.
+    uint32_t sweep(const btConvexShape* shape, const btTransform& from, const btTransform& to) const;
 };
 #endif
 

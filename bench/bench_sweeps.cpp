@@ -99,9 +99,7 @@ void BM_bullet(benchmark::State& state, int which, int boxes) {
                 shape = s->sphere_shapes[i].get();
             }
             btVector3 from(c[0], c[1], c[2]), to(c[0] + d[0], c[1] + d[1], c[2] + d[2]);
-            btCollisionWorld::ClosestConvexResultCallback cb(from, to);
-            s->world.world->convexSweepTest(shape, btTransform(identity, from), btTransform(identity, to), cb);
-            hits[i].prim = cb.hasHit() ? 0u : VL_NO_HIT;
+            hits[i].prim = s->world.sweep(shape, btTransform(identity, from), btTransform(identity, to));
         }
         done += n;
     }
