@@ -50,68 +50,34 @@ struct CapsuleScene {
 #endif
 };
 
-CapsuleScene* get_scene(int which) {
-    static CapsuleScene* scenes[2] = {nullptr, nullptr};
-    if (scenes[which]) return scenes[which];
-    auto* s = new CapsuleScene;
-    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
+// The queries and sweeps, placed as the sphere benches place theirs (tests/capsule_scenes.h).
+void make_queries(CapsuleScene* s) {
     s->capsules.resize(kQueries);
     scene_capsule_queries(&s->mesh, kQueries, 77, s->capsules.data());
     s->sweeps.resize(kSweeps);
     scene_capsule_sweeps(&s->mesh, kSweeps, 2024, s->sweeps.data());
-    scenes[which] = s;
-    return s;
 }
+
+CapsuleScene* get_scene(int which) { return bench_scene(which, make_queries); }
 
 // batch 0: the single-query form on every query; otherwise batches of `batch`, plain or on one
 // scratch block made before the timing.
 void BM_overlap(benchmark::State& state, int which, bool own_scratch) {
     CapsuleScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(s->bvh, batch) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
-    vl_pair_buffer out{};
-    uint64_t done = 0, pairs = 0;
-    for (auto _ : state) {
-        out.count = 0;
-        for (uint32_t i = 0; i < kQueries; i += batch ? batch : 1) {
-            const uint32_t n = batch ? std::min(batch, kQueries - i) : 1;
-            vl_bvh_overlap_capsules(s->bvh, &s->capsules[i], n, &out, on_scratch(scratch, bytes));
-        }
-        done += kQueries;
-        pairs += out.count;
-    }
-    std::free(scratch);
-    vl_pair_buffer_free(&out);
-    state.SetItemsProcessed((int64_t)done);
-    state.counters["pairs/query"] = done ? (double)pairs / (double)done : 0.0;
-}
-
-void report_hits(benchmark::State& state, uint64_t sweeps, const std::vector<vl_hit>& hits, uint32_t n) {
-    uint32_t h = 0;
-    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
-    state.SetItemsProcessed((int64_t)sweeps);
-    state.counters["hit%"] = 100.0 * h / n;
+    bench_overlap_loop(state, s->bvh, kQueries, own_scratch,
+                       [&](uint32_t i, uint32_t n, uint32_t, vl_pair_buffer* out, void* scratch, size_t bytes) {
+                           vl_bvh_overlap_capsules(s->bvh, &s->capsules[i], n, out, on_scratch(scratch, bytes));
+                       });
 }
 
 void BM_sweep(benchmark::State& state, int which, bool own_scratch) {
     CapsuleScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    std::vector<vl_hit> hits(kSweeps);
-    const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = own_scratch ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 127) & ~size_t(63)) : nullptr;
-    uint64_t done = 0;
-    for (auto _ : state) {
-        for (uint32_t i = 0; i < kSweeps; i += batch ? batch : 1) {
-            const uint32_t n = batch ? std::min(batch, kSweeps - i) : 1;
-            vl_bvh_sweep_capsules(s->bvh, &s->sweeps[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-        }
-        done += kSweeps;
-    }
-    std::free(scratch);
-    report_hits(state, done, hits, kSweeps);
+    bench_sweep_loop(state, s->bvh, kSweeps, own_scratch,
+                     [&](uint32_t i, uint32_t n, uint32_t, vl_hit* hits, void* scratch, size_t bytes) {
+                         vl_bvh_sweep_capsules(s->bvh, &s->sweeps[i], n, 0, hits, nullptr, on_scratch(scratch, bytes));
+                     });
 }
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -191,8 +157,7 @@ void BM_bullet_overlap(benchmark::State& state, int which) {
         done += kQueries;
         pairs += out.size();
     }
-    state.SetItemsProcessed((int64_t)done);
-    state.counters["pairs/query"] = done ? (double)pairs / (double)done : 0.0;
+    bench_report_pairs(state, done, pairs);
 }
 
 void bullet_world(CapsuleScene* s) {
@@ -229,13 +194,11 @@ void BM_bullet_sweep(benchmark::State& state, int which) {
                 if (al > 1e-6f) turn = btQuaternion(axis / al, std::atan2(al, up.dot(u)));
                 else if (up.dot(u) < 0.0f) turn = btQuaternion(btVector3(1, 0, 0), SIMD_PI);
             }
-            btCollisionWorld::ClosestConvexResultCallback cb(mid, mid + move);
-            s->world.world->convexSweepTest(s->shapes[i].get(), btTransform(turn, mid), btTransform(turn, mid + move), cb);
-            hits[i].prim = cb.hasHit() ? 0u : VL_NO_HIT;
+            hits[i].prim = s->world.sweep(s->shapes[i].get(), btTransform(turn, mid), btTransform(turn, mid + move));
         }
         done += n;
     }
-    report_hits(state, done, hits, n);
+    bench_report_hits(state, done, hits, n);
 }
 #endif
 
@@ -246,10 +209,7 @@ int register_all() {
         for (int sweeps = 0; sweeps < 2; sweeps++) {
             const std::string p = std::string(sweeps ? "capsule_sweep/" : "capsule_overlap/") + sc + "/";
             auto fn = sweeps ? BM_sweep : BM_overlap;
-            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), fn, which, false)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
-            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), fn, which, true)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            bench_register_batches(p, fn, which);
             benchmark::RegisterBenchmark((p + "volley_single").c_str(), fn, which, false)
                 ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_BULLET

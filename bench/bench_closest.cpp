@@ -68,22 +68,7 @@ void make_points(ClosestScene* s) {
         }
 }
 
-ClosestScene* get_scene(int which) {
-    static ClosestScene* scenes[2] = {nullptr, nullptr};
-    if (scenes[which]) return scenes[which];
-    auto* s = new ClosestScene;
-    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
-    make_points(s);
-    scenes[which] = s;
-    return s;
-}
-
-void report(benchmark::State& state, uint64_t done, const std::vector<vl_closest_hit>& hits, uint32_t n) {
-    uint32_t h = 0;
-    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
-    state.SetItemsProcessed((int64_t)done);
-    state.counters["hit%"] = 100.0 * h / n;
-}
+ClosestScene* get_scene(int which) { return bench_scene(which, make_points); }
 
 // batch 0: each query alone; otherwise batches of `batch`.
 void BM_volley(benchmark::State& state, int which, int set, int fin) {
@@ -94,15 +79,10 @@ void BM_volley(benchmark::State& state, int which, int set, int fin) {
     std::vector<vl_closest_hit> hits(kQueries);
     uint64_t done = 0;
     for (auto _ : state) {
-        if (!batch) {
-            for (uint32_t i = 0; i < kQueries; i++) vl_bvh_closest_points(s->bvh, &q[i], 1, &hits[i], NULL);
-        } else {
-            for (uint32_t i = 0; i < kQueries; i += batch)
-                vl_bvh_closest_points(s->bvh, &q[i], std::min(batch, kQueries - i), &hits[i], NULL);
-        }
+        bench_batches(kQueries, batch, [&](uint32_t i, uint32_t n) { vl_bvh_closest_points(s->bvh, &q[i], n, &hits[i], NULL); });
         done += kQueries;
     }
-    report(state, done, hits, kQueries);
+    bench_report_hits(state, done, hits, kQueries);
 }
 
 #ifdef VOLLEY_BENCH_EMBREE
@@ -190,7 +170,7 @@ void BM_embree(benchmark::State& state, int which, int set, int fin) {
         }
         done += kQueries;
     }
-    report(state, done, hits, kQueries);
+    bench_report_hits(state, done, hits, kQueries);
 }
 #endif
 
@@ -203,8 +183,7 @@ int register_all() {
             for (int fin = 0; fin < 2; fin++) {
                 std::string p = std::string("closest/") + (which ? "world" : "bunny") + "/" + sets[set] + "_" +
                                 maxes[fin] + "/";
-                benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, set, fin)
-                    ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+                bench_batch_sizes(benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, set, fin));
                 benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, set, fin)
                     ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_EMBREE

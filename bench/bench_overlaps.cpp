@@ -43,52 +43,26 @@ void make_queries(OverlapScene* s) {
     scene_overlap_queries(&s->mesh, kQueries, 77, s->boxes.data(), s->spheres.data());
 }
 
-OverlapScene* get_scene(int which) {
-    static OverlapScene* scenes[2] = {nullptr, nullptr};
-    if (scenes[which]) return scenes[which];
-    auto* s = new OverlapScene;
-    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
-    make_queries(s);
-    scenes[which] = s;
-    return s;
-}
-
-void report(benchmark::State& state, uint64_t queries, uint64_t pairs) {
-    state.SetItemsProcessed((int64_t)queries);
-    state.counters["pairs/query"] = queries ? (double)pairs / (double)queries : 0.0;
-}
+OverlapScene* get_scene(int which) { return bench_scene(which, make_queries); }
 
 // batch 0: the single-query form on every query; otherwise batches of `batch` queries, plain or
 // on one scratch block made before the timing.
 void BM_volley(benchmark::State& state, int which, int spheres, bool own_scratch) {
     OverlapScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    const size_t bytes = own_scratch ? vl_bvh_overlap_scratch_size(s->bvh, batch) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
-    vl_pair_buffer out{};
-    uint64_t done = 0, pairs = 0;
-    for (auto _ : state) {
-        out.count = 0;
-        for (uint32_t i = 0; i < kQueries; i += batch ? batch : 1) {
-            const uint32_t n = batch ? std::min(batch, kQueries - i) : 1;
-            if (batch == 0) {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], 1, &out, nullptr);
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], 1, &out, nullptr);
-            } else if (own_scratch) {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out, on_scratch(scratch, bytes));
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out, on_scratch(scratch, bytes));
-            } else {
-                if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, &out, NULL);
-                else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, &out, NULL);
-            }
-        }
-        done += kQueries;
-        pairs += out.count;
-    }
-    std::free(scratch);
-    vl_pair_buffer_free(&out);
-    report(state, done, pairs);
+    bench_overlap_loop(state, s->bvh, kQueries, own_scratch,
+                       [&](uint32_t i, uint32_t n, uint32_t batch, vl_pair_buffer* out, void* scratch, size_t bytes) {
+                           if (batch == 0) {
+                               if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], 1, out, nullptr);
+                               else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], 1, out, nullptr);
+                           } else if (own_scratch) {
+                               if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, out, on_scratch(scratch, bytes));
+                               else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, out, on_scratch(scratch, bytes));
+                           } else {
+                               if (spheres) vl_bvh_overlap_spheres(s->bvh, &s->spheres[i], n, out, NULL);
+                               else vl_bvh_overlap_boxes(s->bvh, &s->boxes[i], n, out, NULL);
+                           }
+                       });
 }
 
 void BM_volley_build(benchmark::State& state, int which) {
@@ -218,7 +192,7 @@ void BM_bullet(benchmark::State& state, int which, int spheres) {
         done += kQueries;
         pairs += out.size();
     }
-    report(state, done, pairs);
+    bench_report_pairs(state, done, pairs);
 }
 
 #endif
@@ -229,10 +203,7 @@ int register_all() {
         const std::string sc = which ? "world" : "bunny";
         for (int spheres = 0; spheres < 2; spheres++) {
             const std::string p = "overlap/" + sc + "/" + (spheres ? "spheres" : "boxes") + "/";
-            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, spheres, false)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
-            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley, which, spheres, true)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            bench_register_batches(p, BM_volley, which, spheres);
             benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, spheres, false)
                 ->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_BULLET

@@ -61,4 +61,10 @@ void BulletWorld::build(btCollisionShape* shape) {
     world->addCollisionObject(object.get());
     world->updateAabbs();
 }
+
+uint32_t BulletWorld::sweep(const btConvexShape* shape, const btTransform& from, const btTransform& to) const {
+    btCollisionWorld::ClosestConvexResultCallback cb(from.getOrigin(), to.getOrigin());
+    world->convexSweepTest(shape, from, to, cb);
+    return cb.hasHit() ? 0u : VL_NO_HIT;
+}
 #endif

@@ -43,55 +43,26 @@ void make_sweeps(SweepScene* s) {
     scene_sweeps(&s->mesh, kSweeps, 2024, s->spheres.data(), s->boxes.data());
 }
 
-SweepScene* get_scene(int which) {
-    static SweepScene* scenes[2] = {nullptr, nullptr};
-    if (scenes[which]) return scenes[which];
-    auto* s = new SweepScene;
-    if (!bench_load_bvh(which, 0, &s->mesh, &s->bvh)) return nullptr;
-    make_sweeps(s);
-    scenes[which] = s;
-    return s;
-}
-
-void report(benchmark::State& state, uint64_t sweeps, const std::vector<vl_hit>& hits, uint32_t n) {
-    uint32_t h = 0;
-    for (uint32_t i = 0; i < n; i++) h += hits[i].prim != VL_NO_HIT;
-    state.SetItemsProcessed((int64_t)sweeps);
-    state.counters["hit%"] = 100.0 * h / n;
-}
+SweepScene* get_scene(int which) { return bench_scene(which, make_sweeps); }
 
 // batch 0: the single-query form on every sweep; otherwise batches of `batch` (plain, or on one
 // scratch block made before the timing).
 void BM_volley(benchmark::State& state, int which, int boxes, int own_scratch) {
     SweepScene* s = get_scene(which);
     if (!s) return state.SkipWithError("scene missing");
-    const uint32_t batch = (uint32_t)state.range(0);
-    std::vector<vl_hit> hits(kSweeps);
-    const size_t bytes = own_scratch ? vl_bvh_sweep_scratch_size(s->bvh, batch, 0) : 0;
-    void* scratch = bytes ? std::aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) & ~size_t(63)) : nullptr;
-    uint64_t done = 0;
-    for (auto _ : state) {
-        for (uint32_t i = 0; i < kSweeps; i += batch ? batch : kSweeps) {
-            uint32_t n = batch ? std::min(batch, kSweeps - i) : kSweeps;
-            if (!batch) {
-                for (uint32_t j = 0; j < kSweeps; j++) {
-                    if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[j], 1, 0, &hits[j], nullptr, NULL);
-                    else vl_bvh_sweep_spheres(s->bvh, &s->spheres[j], 1, 0, &hits[j], nullptr, NULL);
-                }
-            } else if (scratch) {
-                if (boxes)
-                    vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-                else
-                    vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], nullptr, on_scratch(scratch, bytes));
-            } else {
-                if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, &hits[i], NULL, NULL);
-                else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, &hits[i], NULL, NULL);
-            }
-        }
-        done += kSweeps;
-    }
-    std::free(scratch);
-    report(state, done, hits, kSweeps);
+    bench_sweep_loop(state, s->bvh, kSweeps, own_scratch,
+                     [&](uint32_t i, uint32_t n, uint32_t batch, vl_hit* hits, void* scratch, size_t bytes) {
+                         if (!batch) {
+                             if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], 1, 0, hits, nullptr, NULL);
+                             else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], 1, 0, hits, nullptr, NULL);
+                         } else if (scratch) {
+                             if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, hits, nullptr, on_scratch(scratch, bytes));
+                             else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, hits, nullptr, on_scratch(scratch, bytes));
+                         } else {
+                             if (boxes) vl_bvh_sweep_boxes(s->bvh, &s->boxes[i], n, 0, hits, NULL, NULL);
+                             else vl_bvh_sweep_spheres(s->bvh, &s->spheres[i], n, 0, hits, NULL, NULL);
+                         }
+                     });
 }
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -128,13 +99,11 @@ void BM_bullet(benchmark::State& state, int which, int boxes) {
                 shape = s->sphere_shapes[i].get();
             }
             btVector3 from(c[0], c[1], c[2]), to(c[0] + d[0], c[1] + d[1], c[2] + d[2]);
-            btCollisionWorld::ClosestConvexResultCallback cb(from, to);
-            s->world.world->convexSweepTest(shape, btTransform(identity, from), btTransform(identity, to), cb);
-            hits[i].prim = cb.hasHit() ? 0u : VL_NO_HIT;
+            hits[i].prim = s->world.sweep(shape, btTransform(identity, from), btTransform(identity, to));
         }
         done += n;
     }
-    report(state, done, hits, n);
+    bench_report_hits(state, done, hits, n);
 }
 #endif
 
@@ -143,10 +112,7 @@ int register_all() {
     for (int which = bunny ? 0 : 1; which < 2; which++) {
         for (int boxes = 0; boxes < 2; boxes++) {
             std::string p = std::string("sweep/") + (which ? "world" : "bunny") + "/" + (boxes ? "box" : "sphere") + "/";
-            benchmark::RegisterBenchmark((p + "volley_batch").c_str(), BM_volley, which, boxes, 0)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
-            benchmark::RegisterBenchmark((p + "volley_scratch").c_str(), BM_volley, which, boxes, 1)
-                ->ArgName("batch")->Arg(64)->Arg(1024)->Arg(16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+            bench_register_batches(p, BM_volley, which, boxes);
             benchmark::RegisterBenchmark((p + "volley_single").c_str(), BM_volley, which, boxes, 0)
                 ->ArgName("batch")->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 #ifdef VOLLEY_BENCH_BULLET

@@ -85,7 +85,7 @@ static void run(const uint8_t* data, size_t size, float offset) {
         check_pairs(&out, 1, want, nwant, "bipartite");
     }
     vl_pair_buffer_free(&out);
-    FUZZ_CHECK(vl_get_bytes_in_use() == before, "leaked %zu bytes", vl_get_bytes_in_use() - before);
+    FUZZ_CHECK_NO_LEAK(before);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -127,13 +127,7 @@ static void run(const uint8_t* data, size_t size) {
         }
         vl_bvh_destroy(bvh);
     }
-    FUZZ_CHECK(vl_get_bytes_in_use() == before, "leaked %zu bytes", vl_get_bytes_in_use() - before);
+    FUZZ_CHECK_NO_LEAK(before);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    scene_offset_vector(0.0f, g_off);
-    run(data, size);
-    scene_offset_vector(fuzz_far_offset(data, size), g_off);
-    run(data, size);
-    return 0;
-}
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return fuzz_near_then_far(data, size, g_off, run); }

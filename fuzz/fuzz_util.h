@@ -112,6 +112,21 @@ static inline float fuzz_far_offset(const uint8_t* data, size_t size) {
     return scene_offset(1 + (size ? data[size - 1] : 0) % (SCENE_OFFSET_COUNT - 1));
 }
 
+/* The end of a run: every byte the library took since `before` (vl_get_bytes_in_use) given back. */
+#define FUZZ_CHECK_NO_LEAK(before) \
+    FUZZ_CHECK(vl_get_bytes_in_use() == (before), "leaked %zu bytes", vl_get_bytes_in_use() - (before))
+
+/* A target's LLVMFuzzerTestOneInput: `run` on the input with the offset vector `off` at the
+ * origin, then again at the far offset (fuzz_far_offset, as the vector scene_offset_vector makes). */
+static inline int fuzz_near_then_far(const uint8_t* data, size_t size, float off[3],
+                                     void (*run)(const uint8_t* data, size_t size)) {
+    scene_offset_vector(0.0f, off);
+    run(data, size);
+    scene_offset_vector(fuzz_far_offset(data, size), off);
+    run(data, size);
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 #endif

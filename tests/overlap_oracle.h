@@ -237,6 +237,19 @@ static int oracle_pair_cmp(const void* x, const void* y) {
 
 static inline void oracle_sort(vl_pair* pairs, uint32_t n) { qsort(pairs, n, sizeof(vl_pair), oracle_pair_cmp); }
 
+/* Sorted copy of a buffer's pairs [from, count); free() it. */
+static inline vl_pair* oracle_sorted_pairs(const vl_pair_buffer* b, uint32_t from, uint32_t* n) {
+    *n = b->count - from;
+    vl_pair* p = (vl_pair*)malloc(sizeof(vl_pair) * (*n ? *n : 1));
+    if (*n) memcpy(p, b->pairs + from, sizeof(vl_pair) * *n);
+    oracle_sort(p, *n);
+    return p;
+}
+
+static inline int oracle_same_pairs(const vl_pair* a, uint32_t na, const vl_pair* b, uint32_t nb) {
+    return na == nb && (na == 0 || memcmp(a, b, sizeof(vl_pair) * na) == 0);
+}
+
 /* Result of checking one batch's pairs against the oracle. */
 typedef struct oracle_report {
     uint64_t pairs, expected, skipped;

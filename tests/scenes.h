@@ -110,6 +110,28 @@ static inline int scene_load_data(const char* fallback_dir, const char* name, sc
     return scene_load_off(path, m);
 }
 
+/* A test's real mesh `name` from VOLLEY_DATA_DIR; 1 on success, else 0 with the test's line saying
+ * it is skipped (the folder not set, or the mesh not in it). */
+static inline int scene_load_test_mesh(const char* test, const char* name, scene_mesh* m) {
+    const char* dir = getenv("VOLLEY_DATA_DIR");
+    if (!dir || !*dir) {
+        printf("%s: VOLLEY_DATA_DIR not set, %s skipped\n", test, name);
+        return 0;
+    }
+    if (!scene_load_data(NULL, name, m)) {
+        printf("%s: %s not found in %s, skipped\n", test, name, dir);
+        return 0;
+    }
+    return 1;
+}
+
+/* The largest side of the mesh's bounds. */
+static inline float scene_extent(const scene_mesh* m) {
+    float ext = 0;
+    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    return ext;
+}
+
 static inline float scene_height(float x, float z) {
     return 6.0f * sinf(x * 0.021f) * cosf(z * 0.017f) + 2.5f * sinf(x * 0.073f + 1.3f) * sinf(z * 0.061f) +
            0.7f * cosf(x * 0.29f + z * 0.23f);
@@ -261,6 +283,29 @@ static inline int scene_copy_moved(const scene_mesh* m, uint32_t k, scene_mesh* 
     out->vertex_count = m->vertex_count, out->triangle_count = m->triangle_count;
     scene_move(out, scene_offset(k));
     return 1;
+}
+
+/* scene_copy_moved, and the check's name there in what: "<name> at <offset>". */
+static inline int scene_copy_moved_named(const scene_mesh* m, uint32_t k, const char* name, scene_mesh* out, char* what,
+                                         size_t cap) {
+    if (!scene_copy_moved(m, k, out)) return 0;
+    snprintf(what, cap, "%s at %g", name, scene_offset(k));
+    return 1;
+}
+
+/* Triangles of zero area among the first `upto`, every 20th: its last corner onto the first
+ * (collinear corners, a segment) or, every 40th, onto the middle of the first two; with `points`,
+ * every 60th also its second corner onto the first (a point). Then the bounds again. */
+static inline void scene_zero_area(scene_mesh* m, uint32_t upto, int points) {
+    for (uint32_t i = 0; i + 2 < m->triangle_count && i < upto; i += 20) {
+        uint32_t* tri = m->indices + 3 * (size_t)i;
+        float *v2 = m->xyz + 3 * (size_t)tri[2], *v1 = m->xyz + 3 * (size_t)tri[1];
+        const float* v0 = m->xyz + 3 * (size_t)tri[0];
+        for (int a = 0; a < 3; a++) v2[a] = i % 40 ? v0[a] : 0.5f * (v0[a] + v1[a]);
+        if (points && i % 60 == 0)
+            for (int a = 0; a < 3; a++) v1[a] = v2[a] = v0[a];
+    }
+    scene_bounds(m);
 }
 
 /* Moves count boxes by the offset vector of o (infinite bounds stay infinite). */

@@ -27,19 +27,6 @@ static vl_status overlap_one(const vl_bvh* bvh, const vl_aabb* box, const vl_sph
 
 static uint64_t g_skipped, g_expected;
 
-/* Sorted copy of a buffer's pairs [from, count). */
-static vl_pair* sorted_pairs(const vl_pair_buffer* b, uint32_t from, uint32_t* n) {
-    *n = b->count - from;
-    vl_pair* p = malloc(sizeof(vl_pair) * (*n ? *n : 1));
-    if (*n) memcpy(p, b->pairs + from, sizeof(vl_pair) * *n);
-    oracle_sort(p, *n);
-    return p;
-}
-
-static int same_pairs(const vl_pair* a, uint32_t na, const vl_pair* b, uint32_t nb) {
-    return na == nb && (na == 0 || memcmp(a, b, sizeof(vl_pair) * na) == 0);
-}
-
 /* One set of queries (boxes or spheres) through every entry point, checked. */
 static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scene* sc, const vl_aabb* boxes,
                           const vl_sphere* spheres, uint32_t n) {
@@ -56,7 +43,7 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
     CHECK(st == expect, "%s: batched status %s", what, vl_status_string(st));
     CHECK(batched.pairs[0].a == 7 && batched.pairs[0].b == 7, "%s: earlier pair kept", what);
     uint32_t nb, ns, nc;
-    vl_pair* pb = sorted_pairs(&batched, 1, &nb);
+    vl_pair* pb = oracle_sorted_pairs(&batched, 1, &nb);
     oracle_report r = oracle_check(sc, boxes, spheres, n, pb, nb);
     CHECK(r.missing == 0 && r.extra == 0 && r.duplicate == 0 && r.invalid_answered == 0,
           "%s: %llu missing, %llu extra, %llu twice, %llu for invalid queries (query %u prim %u)", what,
@@ -70,16 +57,16 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
         int valid = boxes ? oracle_query_box_valid(&boxes[i]) : oracle_query_sphere_valid(&spheres[i]);
         CHECK(st == (valid ? VL_OK : VL_ERR_INVALID_QUERY), "%s: single %u status %s", what, i, vl_status_string(st));
     }
-    vl_pair* ps = sorted_pairs(&single, 0, &ns);
-    CHECK(same_pairs(pb, nb, ps, ns), "%s: batched %u pairs, single %u", what, nb, ns);
+    vl_pair* ps = oracle_sorted_pairs(&single, 0, &ns);
+    CHECK(oracle_same_pairs(pb, nb, ps, ns), "%s: batched %u pairs, single %u", what, nb, ns);
 
     size_t bytes = vl_bvh_overlap_scratch_size(bvh, n);
     void* scratch = bytes ? aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) / 64 * 64) : NULL;
     st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, n, &scratch_out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes})
                : vl_bvh_overlap_spheres(bvh, spheres, n, &scratch_out, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
     CHECK(st == expect, "%s: scratch status %s", what, vl_status_string(st));
-    vl_pair* pc = sorted_pairs(&scratch_out, 0, &nc);
-    CHECK(same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, scratch %u", what, nb, nc);
+    vl_pair* pc = oracle_sorted_pairs(&scratch_out, 0, &nc);
+    CHECK(oracle_same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, scratch %u", what, nb, nc);
 
     /* prefixes of odd sizes answer as the whole batch does for those queries */
     static const uint32_t sizes[] = {1, 3, 129};
@@ -87,10 +74,10 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
         uint32_t m = sizes[k] < n ? sizes[k] : n, np;
         scratch_out.count = 0;
         st = boxes ? vl_bvh_overlap_boxes(bvh, boxes, m, &scratch_out, NULL) : vl_bvh_overlap_spheres(bvh, spheres, m, &scratch_out, NULL);
-        vl_pair* pp = sorted_pairs(&scratch_out, 0, &np);
+        vl_pair* pp = oracle_sorted_pairs(&scratch_out, 0, &np);
         uint32_t want = 0;
         while (want < nb && pb[want].a < m) want++;
-        CHECK(same_pairs(pb, want, pp, np), "%s: prefix of %u: %u pairs, want %u", what, m, np, want);
+        CHECK(oracle_same_pairs(pb, want, pp, np), "%s: prefix of %u: %u pairs, want %u", what, m, np, want);
         free(pp);
     }
     free(scratch);
@@ -101,8 +88,7 @@ static void check_queries(const char* what, const vl_bvh* bvh, const oracle_scen
 /* Queries near the surface at the triangles' scale, and a few special ones. */
 static void make_queries(const scene_mesh* m, uint32_t n, uint64_t seed, float scale, vl_aabb* boxes, vl_sphere* spheres) {
     test_rng rng = {seed};
-    float ext = 0;
-    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    const float ext = scene_extent(m);
     for (uint32_t i = 0; i < n; i++) {
         const uint32_t* t = m->indices + 3 * (size_t)test_u32(&rng, m->triangle_count);
         float u = test_float(&rng, 0, 1), v = test_float(&rng, 0, 1 - u), p[3];
@@ -175,9 +161,8 @@ static void check_mesh(const char* name, const scene_mesh* m, uint32_t n, float 
     check_mesh_at(name, m, n, scale, seed, desc, with_invalid);
     for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
         scene_mesh moved;
-        if (!scene_copy_moved(m, k, &moved)) continue;
         char what[160];
-        snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
+        if (!scene_copy_moved_named(m, k, name, &moved, what, sizeof what)) continue;
         check_mesh_at(what, &moved, n / 6 > 16 ? n / 6 : 16, scale, seed + k, desc, with_invalid);
         scene_free(&moved);
     }
@@ -327,17 +312,8 @@ static void test_scenes(void) {
     scene_free(&m);
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
-        if (!test_data_dir()) {
-            printf("test_overlaps: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
-            continue;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_overlaps: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
-        float ext = 0;
-        for (int a = 0; a < 3; a++) ext = fmaxf(ext, m.hi[a] - m.lo[a]);
-        check_mesh(files[f], &m, test_scaled(f ? 300 : 400), ext * 0.01f, 47 + f, NULL, 1);
+        if (!scene_load_test_mesh("test_overlaps", files[f], &m)) continue;
+        check_mesh(files[f], &m, test_scaled(f ? 300 : 400), scene_extent(&m) * 0.01f, 47 + f, NULL, 1);
         /* a sphere at the middle of the bunny, inside it, touching nothing small enough */
         scene_free(&m);
     }
@@ -365,7 +341,7 @@ static void test_band(uint32_t k) {
         CHECK((shape ? vl_bvh_overlap_spheres(bvh, spheres, n, &out, NULL) : vl_bvh_overlap_boxes(bvh, boxes, n, &out, NULL)) == VL_OK,
               "band %s", shape ? "spheres" : "boxes");
         uint32_t np;
-        vl_pair* pairs = sorted_pairs(&out, 0, &np);
+        vl_pair* pairs = oracle_sorted_pairs(&out, 0, &np);
         uint8_t* got = calloc(m.triangle_count, 1);
         uint32_t wrong = 0, at = 0;
         double worst = 0;
@@ -498,7 +474,7 @@ static void test_threads(void) {
     thread_job ref = {bvh, boxes, spheres, n, {0}};
     thread_main(&ref);
     uint32_t nr;
-    vl_pair* pr = sorted_pairs(&ref.out, 0, &nr);
+    vl_pair* pr = oracle_sorted_pairs(&ref.out, 0, &nr);
     thread_job jobs[4];
     pthread_t th[4];
     for (int t = 0; t < 4; t++) {
@@ -509,8 +485,8 @@ static void test_threads(void) {
     for (int t = 0; t < 4; t++) {
         pthread_join(th[t], NULL);
         uint32_t np;
-        vl_pair* p = sorted_pairs(&jobs[t].out, 0, &np);
-        CHECK(same_pairs(pr, nr, p, np), "thread %d: %u pairs, want %u", t, np, nr);
+        vl_pair* p = oracle_sorted_pairs(&jobs[t].out, 0, &np);
+        CHECK(oracle_same_pairs(pr, nr, p, np), "thread %d: %u pairs, want %u", t, np, nr);
         free(p);
         vl_pair_buffer_free(&jobs[t].out);
     }
@@ -587,8 +563,8 @@ static void test_large_batch(void) {
         for (uint32_t i = 0; i < n; i++)
             shape ? overlap_one(bvh, NULL, &spheres[i], i, &b) : overlap_one(bvh, &boxes[i], NULL, i, &b);
         uint32_t na, nb;
-        vl_pair *pa = sorted_pairs(&a, 0, &na), *pb = sorted_pairs(&b, 0, &nb);
-        CHECK(same_pairs(pa, na, pb, nb) && na > n / 2, "large batch %d: %u pairs, single %u", shape, na, nb);
+        vl_pair *pa = oracle_sorted_pairs(&a, 0, &na), *pb = oracle_sorted_pairs(&b, 0, &nb);
+        CHECK(oracle_same_pairs(pa, na, pb, nb) && na > n / 2, "large batch %d: %u pairs, single %u", shape, na, nb);
         free(pa), free(pb), free(scratch);
         vl_pair_buffer_free(&a), vl_pair_buffer_free(&b);
     }

@@ -103,19 +103,6 @@ static oracle_report check_pairs(const oracle_scene* sc, const vl_capsule* qs, u
     return r;
 }
 
-/* Sorted copy of a buffer's pairs [from, count). */
-static vl_pair* sorted_pairs(const vl_pair_buffer* b, uint32_t from, uint32_t* n) {
-    *n = b->count - from;
-    vl_pair* p = malloc(sizeof(vl_pair) * (*n ? *n : 1));
-    if (*n) memcpy(p, b->pairs + from, sizeof(vl_pair) * *n);
-    oracle_sort(p, *n);
-    return p;
-}
-
-static int same_pairs(const vl_pair* a, uint32_t na, const vl_pair* b, uint32_t nb) {
-    return na == nb && (na == 0 || memcmp(a, b, sizeof(vl_pair) * na) == 0);
-}
-
 /* The pairs of the capsules on a context of the default pool with `workers` workers. */
 static vl_status on_pool(const vl_bvh* bvh, const vl_capsule* qs, uint32_t n, uint32_t workers, vl_pair_buffer* out) {
     vl_thread_pool* pool = NULL;
@@ -143,7 +130,7 @@ static void check_capsules(const char* what, const vl_bvh* bvh, const oracle_sce
     CHECK(st == expect, "%s: batched status %s", what, vl_status_string(st));
     CHECK(batched.pairs[0].a == 7 && batched.pairs[0].b == 7, "%s: earlier pair kept", what);
     uint32_t nb, ns, nc;
-    vl_pair* pb = sorted_pairs(&batched, 1, &nb);
+    vl_pair* pb = oracle_sorted_pairs(&batched, 1, &nb);
     const oracle_report r = check_pairs(sc, qs, n, pb, nb);
     CHECK(r.missing == 0 && r.extra == 0 && r.duplicate == 0 && r.invalid_answered == 0,
           "%s: %llu missing, %llu extra, %llu twice, %llu for invalid queries (query %u prim %u)", what,
@@ -158,15 +145,15 @@ static void check_capsules(const char* what, const vl_bvh* bvh, const oracle_sce
               vl_status_string(st));
         for (uint32_t k = from; k < single.count; k++) single.pairs[k].a = i;
     }
-    vl_pair* ps = sorted_pairs(&single, 0, &ns);
-    CHECK(same_pairs(pb, nb, ps, ns), "%s: batched %u pairs, single %u", what, nb, ns);
+    vl_pair* ps = oracle_sorted_pairs(&single, 0, &ns);
+    CHECK(oracle_same_pairs(pb, nb, ps, ns), "%s: batched %u pairs, single %u", what, nb, ns);
     /* caller scratch */
     const size_t bytes = vl_bvh_overlap_scratch_size(bvh, n);
     void* scratch = bytes ? aligned_alloc(VL_SCRATCH_ALIGNMENT, (bytes + 63) / 64 * 64) : NULL;
     st = vl_bvh_overlap_capsules(bvh, qs, n, &other, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
     CHECK(st == expect, "%s: scratch status %s", what, vl_status_string(st));
-    vl_pair* pc = sorted_pairs(&other, 0, &nc);
-    CHECK(same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, scratch %u", what, nb, nc);
+    vl_pair* pc = oracle_sorted_pairs(&other, 0, &nc);
+    CHECK(oracle_same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, scratch %u", what, nb, nc);
     free(pc);
     /* contexts: the same list, in the same order, for 1 and 3 workers; the set of the others */
     st = on_pool(bvh, qs, n, 1, &pool1);
@@ -175,8 +162,8 @@ static void check_capsules(const char* what, const vl_bvh* bvh, const oracle_sce
     CHECK(st == expect, "%s: 3 workers status %s", what, vl_status_string(st));
     CHECK(pool1.count == pool3.count && (!pool1.count || !memcmp(pool1.pairs, pool3.pairs, sizeof(vl_pair) * pool1.count)),
           "%s: 1 worker %u pairs, 3 workers %u, not the same list", what, pool1.count, pool3.count);
-    pc = sorted_pairs(&pool3, 0, &nc);
-    CHECK(same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, context %u", what, nb, nc);
+    pc = oracle_sorted_pairs(&pool3, 0, &nc);
+    CHECK(oracle_same_pairs(pb, nb, pc, nc), "%s: batched %u pairs, context %u", what, nb, nc);
     free(pc);
     /* prefixes of odd sizes answer as the whole batch does for those queries */
     static const uint32_t sizes[] = {1, 3, 129};
@@ -184,9 +171,9 @@ static void check_capsules(const char* what, const vl_bvh* bvh, const oracle_sce
         uint32_t m = sizes[k] < n ? sizes[k] : n, np, want = 0;
         other.count = 0;
         vl_bvh_overlap_capsules(bvh, qs, m, &other, NULL);
-        vl_pair* pp = sorted_pairs(&other, 0, &np);
+        vl_pair* pp = oracle_sorted_pairs(&other, 0, &np);
         while (want < nb && pb[want].a < m) want++;
-        CHECK(same_pairs(pb, want, pp, np), "%s: prefix of %u: %u pairs, want %u", what, m, np, want);
+        CHECK(oracle_same_pairs(pb, want, pp, np), "%s: prefix of %u: %u pairs, want %u", what, m, np, want);
         free(pp);
     }
     free(scratch);
@@ -214,8 +201,7 @@ static void perpendicular(const double u[3], test_rng* rng, double out[3]) {
 static void make_capsules(const scene_mesh* m, uint32_t n, uint64_t seed, float scale, vl_capsule* out) {
     static const double eps[] = {-0x1p-10, 0.0, 0x1p-30, 0x1p-10};
     test_rng rng = {seed};
-    float ext = 0;
-    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    const float ext = scene_extent(m);
     for (uint32_t i = 0; i < n; i++) {
         double v[3][3], e1[3], e2[3], nrm[3], p[3], u[3], c[3];
         scene_random_spot(m, &rng, v, e1, e2, nrm, p);
@@ -307,8 +293,8 @@ static void check_as_spheres(const char* what, const vl_bvh* bvh, const vl_capsu
     CHECK(vl_bvh_overlap_capsules(bvh, caps, k, &pc, NULL) == VL_OK, "%s: zero-length capsules", what);
     CHECK(vl_bvh_overlap_spheres(bvh, sph, k, &ps, NULL) == VL_OK, "%s: spheres", what);
     uint32_t nc, ns;
-    vl_pair *a = sorted_pairs(&pc, 0, &nc), *b = sorted_pairs(&ps, 0, &ns);
-    CHECK(same_pairs(a, nc, b, ns), "%s: zero-length capsules %u pairs, the spheres %u", what, nc, ns);
+    vl_pair *a = oracle_sorted_pairs(&pc, 0, &nc), *b = oracle_sorted_pairs(&ps, 0, &ns);
+    CHECK(oracle_same_pairs(a, nc, b, ns), "%s: zero-length capsules %u pairs, the spheres %u", what, nc, ns);
     free(a), free(b), free(caps), free(sph);
     vl_pair_buffer_free(&pc), vl_pair_buffer_free(&ps);
 }
@@ -335,9 +321,8 @@ static void check_mesh(const char* name, const scene_mesh* m, uint32_t n, float 
     check_mesh_at(name, m, n, scale, seed, desc);
     for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
         scene_mesh moved;
-        if (!scene_copy_moved(m, k, &moved)) continue;
         char what[160];
-        snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
+        if (!scene_copy_moved_named(m, k, name, &moved, what, sizeof what)) continue;
         check_mesh_at(what, &moved, n / 6 > 16 ? n / 6 : 16, scale, seed + k, desc);
         scene_free(&moved);
     }
@@ -346,16 +331,7 @@ static void check_mesh(const char* name, const scene_mesh* m, uint32_t n, float 
 static void test_scenes(void) {
     scene_mesh m;
     CHECK(scene_soup(test_scaled(1500), 10.0f, 0.6f, 3, &m), "soup");
-    /* triangles of zero area: a point and collinear corners */
-    for (uint32_t i = 0; i + 2 < m.triangle_count && i < 200; i += 20) {
-        uint32_t* tri = m.indices + 3 * (size_t)i;
-        float *v2 = m.xyz + 3 * (size_t)tri[2], *v1 = m.xyz + 3 * (size_t)tri[1];
-        const float* v0 = m.xyz + 3 * (size_t)tri[0];
-        for (int a = 0; a < 3; a++) v2[a] = i % 40 ? v0[a] : 0.5f * (v0[a] + v1[a]);
-        if (i % 60 == 0)
-            for (int a = 0; a < 3; a++) v1[a] = v2[a] = v0[a];
-    }
-    scene_bounds(&m);
+    scene_zero_area(&m, 200, 1); /* triangles of zero area: a point and collinear corners */
     check_mesh("soup", &m, test_scaled(600), 0.4f, 41, NULL);
     vl_bvh_desc d = vl_bvh_default_desc();
     d.max_leaf_size = 32, d.sah_bins = 4;
@@ -378,17 +354,8 @@ static void test_scenes(void) {
     scene_free(&m);
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
-        if (!test_data_dir()) {
-            printf("test_overlaps_capsules: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
-            continue;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_overlaps_capsules: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
-        float ext = 0;
-        for (int a = 0; a < 3; a++) ext = fmaxf(ext, m.hi[a] - m.lo[a]);
-        check_mesh(files[f], &m, test_scaled(f ? 150 : 200), ext * 0.01f, 47 + f, NULL);
+        if (!scene_load_test_mesh("test_overlaps_capsules", files[f], &m)) continue;
+        check_mesh(files[f], &m, test_scaled(f ? 150 : 200), scene_extent(&m) * 0.01f, 47 + f, NULL);
         scene_free(&m);
     }
 }
@@ -399,7 +366,8 @@ static void test_bench_queries(void) {
     if (!scene_world(24, 24, 0, 60, &m)) return;
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
         scene_mesh moved;
-        if (!scene_copy_moved(&m, k, &moved)) continue;
+        char what[80];
+        if (!scene_copy_moved_named(&m, k, "bench capsules", &moved, what, sizeof what)) continue;
         vl_bvh* bvh = NULL;
         CHECK(vl_bvh_build_triangles(moved.xyz, moved.vertex_count, moved.indices, moved.triangle_count, NULL, &bvh,
                                      NULL) == VL_OK, "bench world build");
@@ -407,8 +375,6 @@ static void test_bench_queries(void) {
         vl_capsule* qs = malloc(sizeof(vl_capsule) * n);
         scene_capsule_queries(&moved, n, 70 + k, qs);
         oracle_scene sc = {moved.xyz, moved.indices, NULL, moved.triangle_count};
-        char what[80];
-        snprintf(what, sizeof what, "bench capsules at %g", scene_offset(k));
         if (bvh) check_capsules(what, bvh, &sc, qs, n);
         free(qs);
         vl_bvh_destroy(bvh);
@@ -584,8 +550,8 @@ static void test_arguments(void) {
     CHECK(vl_bvh_overlap_capsules(bvh, good, 2, &b, NULL) == VL_OK, "the valid ones");
     uint32_t na, nb;
     for (uint32_t i = 0; i < b.count; i++) b.pairs[i].a = b.pairs[i].a ? 3 : 0;
-    vl_pair *sa = sorted_pairs(&a, 0, &na), *sb = sorted_pairs(&b, 0, &nb);
-    CHECK(same_pairs(sa, na, sb, nb), "invalid capsules answered: %u pairs, want %u", na, nb);
+    vl_pair *sa = oracle_sorted_pairs(&a, 0, &na), *sb = oracle_sorted_pairs(&b, 0, &nb);
+    CHECK(oracle_same_pairs(sa, na, sb, nb), "invalid capsules answered: %u pairs, want %u", na, nb);
     CHECK(vl_bvh_overlap_capsules(bvh, &inv[1], 1, &a, NULL) == VL_ERR_INVALID_QUERY, "single invalid");
     free(sa), free(sb), free(mem);
     vl_pair_buffer_free(&a), vl_pair_buffer_free(&b), vl_pair_buffer_free(&out), vl_pair_buffer_free(&want);

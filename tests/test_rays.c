@@ -343,14 +343,7 @@ static void test_meshes(void) {
     scene_free(&m);
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
-        if (!test_data_dir()) {
-            printf("test_rays: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
-            continue;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_rays: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
+        if (!scene_load_test_mesh("test_rays", files[f], &m)) continue;
         scene_agents_in_bounds(&m, 256, 12);
         check_mesh(&m, test_scaled(f ? 1000 : 400), 13 + f, NULL, files[f]);
         scene_free(&m);

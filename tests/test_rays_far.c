@@ -303,14 +303,7 @@ static void test_meshes(void) {
     scene_free(&m);
     static const char* files[] = {"bunny00.off", "camel.off"};
     for (int f = 0; f < 2; f++) {
-        if (!test_data_dir()) {
-            printf("test_rays_far: VOLLEY_DATA_DIR not set, %s skipped\n", files[f]);
-            continue;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_rays_far: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
+        if (!scene_load_test_mesh("test_rays_far", files[f], &m)) continue;
         scene_agents_in_bounds(&m, 64, 12);
         mesh_at_offsets(&m, test_scaled(f ? 40 : 16), 13 + f, files[f]);
         scene_free(&m);

@@ -17,6 +17,7 @@
 
 #include "distance_oracle.h"
 #include "scenes.h"
+#include "sweep_oracle.h"
 #include "test_alloc.h"
 #include "test_util.h"
 
@@ -26,13 +27,6 @@ typedef struct o_query {
     int box;
     double c[3], h[3], r, d[3], tmax;
 } o_query;
-
-typedef struct o_scene {
-    const double (*tri)[3][3]; /* triangles, or NULL */
-    const vl_aabb* boxes;      /* or boxes */
-    uint32_t count;
-    double scale; /* largest coordinate magnitude (finite) */
-} o_scene;
 
 static o_query o_sphere(const vl_sphere_sweep* s) {
     o_query q = {0, {0, 0, 0}, {0, 0, 0}, s->radius, {0, 0, 0}, s->tmax};
@@ -159,66 +153,23 @@ static double o_time(const o_query* q, const o_scene* s, uint32_t i) {
 
 /* A lower bound of the first contact of q with primitive i (the centre's entry into the
  * primitive's box grown by the shape's extent and a margin), or -1 when it cannot touch it. */
-static double o_lower(const o_query* q, const o_scene* s, uint32_t i, double grow) {
-    double mn[3], mx[3];
-    if (s->tri) {
-        for (int k = 0; k < 3; k++) {
-            mn[k] = fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k]));
-            mx[k] = fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k]));
-        }
-    } else {
-        for (int k = 0; k < 3; k++) mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
-    }
-    double lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
-    for (int k = 0; k < 3; k++) {
-        double e = (q->box ? q->h[k] : q->r) + grow, a0 = mn[k] - e - q->c[k], a1 = mx[k] + e - q->c[k];
-        if (q->d[k] == 0) {
-            if (a0 > 0 || a1 < 0) return -1.0;
-            continue;
-        }
-        double t1 = a0 / q->d[k], t2 = a1 / q->d[k];
-        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
-    }
-    return lo <= hi ? lo : -1.0;
+static double o_lower(const void* qv, const o_scene* s, uint32_t i, double grow) {
+    const o_query* q = qv;
+    double mn[3], mx[3], e[3];
+    so_prim_box(s, i, mn, mx);
+    for (int k = 0; k < 3; k++) e[k] = (q->box ? q->h[k] : q->r) + grow;
+    return so_entry(mn, mx, q->c, e, q->d, q->tmax);
 }
 
 /* The shape's own size: the radius, or the box's largest half side. */
 static double q_size(const o_query* q) { return fmax(q->r, fmax(q->h[0], fmax(q->h[1], q->h[2]))); }
 
-typedef struct o_cand {
-    double lower;
-    uint32_t prim;
-} o_cand;
+static double o_time_of(const void* q, const o_scene* s, uint32_t i) { return o_time(q, s, i); }
 
-static int o_cand_cmp(const void* a, const void* b) {
-    double x = ((const o_cand*)a)->lower, y = ((const o_cand*)b)->lower;
-    return x < y ? -1 : x > y;
-}
-
-/* The first contact T over all primitives (INFINITY: none) and its primitive: candidates by
- * their lower bounds, until a bound passes the best contact. */
+/* The first contact T over all primitives (INFINITY: none) and its primitive (sweep_oracle.h). */
 static double o_first(const o_query* q, const o_scene* s, uint32_t* prim) {
-    static o_cand* cand;
-    static uint32_t cap;
-    if (cap < s->count) {
-        free(cand);
-        cap = s->count;
-        cand = malloc(sizeof(o_cand) * cap);
-    }
-    uint32_t n = 0;
-    double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1); /* the shape's, and double rounding's */
-    for (uint32_t i = 0; i < s->count; i++) {
-        double lb = o_lower(q, s, i, grow);
-        if (lb >= 0) cand[n].lower = lb, cand[n++].prim = i;
-    }
-    qsort(cand, n, sizeof(o_cand), o_cand_cmp);
-    double T = INFINITY;
-    *prim = VL_NO_HIT;
-    for (uint32_t k = 0; k < n && cand[k].lower <= T && T > 0; k++) {
-        double t = o_time(q, s, cand[k].prim);
-        if (t >= 0 && t < T) T = t, *prim = cand[k].prim;
-    }
-    return T;
+    const double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1); /* the shape's, and double rounding's */
+    return so_first(q, s, grow, o_lower, o_time_of, prim);
 }
 
 /* q with its shape grown by g (g < 0: shrunk, not below 0). */
@@ -319,12 +270,6 @@ static void check_answer(const o_query* q, const o_scene* s, vl_hit hit, const v
     }
 }
 
-static int same_answer(vl_hit a, vl_hit b) {
-    if (a.prim == VL_NO_HIT || b.prim == VL_NO_HIT) return a.prim == b.prim;
-    if (a.prim == b.prim) return a.t == b.t;
-    return fabsf(a.t - b.t) <= 1e-5f * fmaxf(1.0f, fabsf(a.t));
-}
-
 /* Sweeps (spheres when sph, else boxes) batched, single and against the oracle. */
 static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sweep* sph, const vl_box_sweep* box,
                          uint32_t n, const char* what) {
@@ -352,7 +297,7 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sw
                   what, i);
             if (!any) {
                 check_answer(&q, s, hits[2 * n + i], &c1, 0, i);
-                CHECK(same_answer(hits[i], hits[2 * n + i]), "%s %u: batch prim %u t %.9g, single prim %u t %.9g",
+                CHECK(so_same_answer(hits[i], hits[2 * n + i]), "%s %u: batch prim %u t %.9g, single prim %u t %.9g",
                       what, i, hits[i].prim, hits[i].t, hits[2 * n + i].prim, hits[2 * n + i].t);
             } else {
                 CHECK((hits[i].prim == VL_NO_HIT) == (hits[2 * n + i].prim == VL_NO_HIT), "%s %u: any hit differs",
@@ -371,7 +316,7 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sw
                             : vl_bvh_sweep_boxes(bvh, box, n, 0, hits, NULL, &(vl_exec){.scratch = scratch, .scratch_bytes = bytes});
         CHECK(st2 == VL_OK, "%s: batch without contacts", what);
         for (uint32_t i = 0; i < m; i++)
-            CHECK(same_answer(part[i], hits[i]), "%s: batch of %u, sweep %u", what, m, i);
+            CHECK(so_same_answer(part[i], hits[i]), "%s: batch of %u, sweep %u", what, m, i);
     }
     free(scratch);
     free(hits);
@@ -379,38 +324,6 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_sphere_sw
 }
 
 /* ---- scenes ------------------------------------------------------------------------------- */
-
-typedef struct tri_scene {
-    double (*tri)[3][3];
-    o_scene o;
-    vl_bvh* bvh;
-} tri_scene;
-
-static int tri_scene_make(const scene_mesh* m, tri_scene* t, uint32_t leaf) {
-    vl_bvh_desc desc = vl_bvh_default_desc();
-    desc.max_leaf_size = leaf;
-    t->bvh = NULL;
-    if (vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, &desc, &t->bvh, NULL) != VL_OK)
-        return 0;
-    t->tri = malloc(sizeof(double[3][3]) * m->triangle_count);
-    double sc = 0;
-    for (uint32_t i = 0; i < m->triangle_count; i++)
-        for (int j = 0; j < 3; j++)
-            for (int k = 0; k < 3; k++) {
-                t->tri[i][j][k] = m->xyz[3 * (size_t)m->indices[3 * (size_t)i + j] + k];
-                sc = fmax(sc, fabs(t->tri[i][j][k]));
-            }
-    t->o.tri = (const double(*)[3][3])t->tri;
-    t->o.boxes = NULL;
-    t->o.count = m->triangle_count;
-    t->o.scale = sc;
-    return 1;
-}
-
-static void tri_scene_free(tri_scene* t) {
-    vl_bvh_destroy(t->bvh);
-    free(t->tri);
-}
 
 /* Sweeps near a mesh: from random points in its bounds (grown), toward random points, with
  * shapes at the scale of `size`; some axis-aligned, some tmax 0 or infinite, some starting on a
@@ -480,29 +393,13 @@ static void check_mesh_at(const scene_mesh* m, uint32_t n, float size, uint64_t 
 
 /* The mesh where it is, then moved by each far offset with a sixth of the sweeps. */
 static void check_mesh(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name) {
-    check_mesh_at(m, n, size, seed, leaf, name);
-    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
-        scene_mesh moved;
-        if (!scene_copy_moved(m, k, &moved)) continue;
-        char what[96];
-        snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
-        check_mesh_at(&moved, n / 6 > 8 ? n / 6 : 8, size, seed + k, leaf, what);
-        scene_free(&moved);
-    }
+    so_check_offsets(m, n, 8, size, seed, leaf, name, check_mesh_at);
 }
 
 static void test_soups(void) {
     scene_mesh m;
     CHECK(scene_soup(test_scaled(600), 10.0f, 0.8f, 31, &m), "soup");
-    /* a few triangles of zero area: a point and collinear corners */
-    for (uint32_t i = 0; i + 2 < m.triangle_count && i < 60; i += 20) {
-        uint32_t* tri = m.indices + 3 * (size_t)i;
-        float* v2 = m.xyz + 3 * (size_t)tri[2];
-        const float* v0 = m.xyz + 3 * (size_t)tri[0];
-        const float* v1 = m.xyz + 3 * (size_t)tri[1];
-        for (int a = 0; a < 3; a++) v2[a] = i % 40 ? v0[a] : 0.5f * (v0[a] + v1[a]);
-    }
-    scene_bounds(&m);
+    scene_zero_area(&m, 60, 0); /* a few triangles of zero area: collinear corners */
     check_mesh(&m, test_scaled(300), 0.5f, 32, 4, "soup");
     check_mesh(&m, test_scaled(100), 0.5f, 33, 1, "soup leaf 1");
     scene_free(&m);
@@ -764,23 +661,7 @@ static void test_band(uint32_t k) {
     scene_free(&m);
 }
 
-static void test_real_meshes(void) {
-    static const char* files[] = {"camel.off", "bunny00.off"};
-    for (int f = 0; f < 2; f++) {
-        scene_mesh m;
-        if (!test_data_dir()) {
-            printf("test_sweeps: no VOLLEY_DATA_DIR, real meshes skipped\n");
-            return;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_sweeps: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
-        float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
-        check_mesh(&m, test_scaled(60), size, 51 + (uint64_t)f, 8, files[f]);
-        scene_free(&m);
-    }
-}
+static void test_real_meshes(void) { so_real_meshes("test_sweeps", check_mesh); }
 
 /* A tree of random boxes (flat ones among them) moved by scene_offset(k), and sweeps moved alike. */
 static void test_boxes(uint32_t k) {

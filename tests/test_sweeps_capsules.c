@@ -17,16 +17,9 @@
 #include "capsule_oracle.h"
 #include "capsule_scenes.h"
 #include "scenes.h"
+#include "sweep_oracle.h"
 #include "test_alloc.h"
 #include "test_util.h"
-
-/* A scene for the oracle: triangles (in double) or boxes, and the largest coordinate magnitude. */
-typedef struct o_scene {
-    double (*tri)[3][3];
-    const vl_aabb* boxes;
-    uint32_t count;
-    double scale;
-} o_scene;
 
 static co_prim prim_of(const o_scene* s, uint32_t i) {
     co_prim p;
@@ -41,25 +34,12 @@ static co_prim prim_of(const o_scene* s, uint32_t i) {
 /* A lower bound of the first contact of q with primitive i: the entry of the segment's box's centre,
  * moving along d, into the primitive's box grown by the segment box's half extents and a margin;
  * -1 when it never enters. */
-static double o_lower(const co_capsule* q, const o_scene* s, uint32_t i, double grow) {
-    double mn[3], mx[3], lo = 0.0, hi = q->tmax < 1e30 ? q->tmax : INFINITY;
-    for (int k = 0; k < 3; k++) {
-        if (s->boxes) {
-            mn[k] = s->boxes[i].min[k], mx[k] = s->boxes[i].max[k];
-        } else {
-            mn[k] = fmin(s->tri[i][0][k], fmin(s->tri[i][1][k], s->tri[i][2][k]));
-            mx[k] = fmax(s->tri[i][0][k], fmax(s->tri[i][1][k], s->tri[i][2][k]));
-        }
-        const double c = 0.5 * (q->a[k] + q->b[k]), e = 0.5 * fabs(q->b[k] - q->a[k]) + q->r + grow;
-        const double a0 = mn[k] - e - c, a1 = mx[k] + e - c;
-        if (q->d[k] == 0.0) {
-            if (a0 > 0.0 || a1 < 0.0) return -1.0;
-            continue;
-        }
-        const double t1 = a0 / q->d[k], t2 = a1 / q->d[k];
-        lo = fmax(lo, fmin(t1, t2)), hi = fmin(hi, fmax(t1, t2));
-    }
-    return lo <= hi ? lo : -1.0;
+static double o_lower(const void* qv, const o_scene* s, uint32_t i, double grow) {
+    const co_capsule* q = qv;
+    double mn[3], mx[3], c[3], e[3];
+    so_prim_box(s, i, mn, mx);
+    for (int k = 0; k < 3; k++) c[k] = 0.5 * (q->a[k] + q->b[k]), e[k] = 0.5 * fabs(q->b[k] - q->a[k]) + q->r + grow;
+    return so_entry(mn, mx, c, e, q->d, q->tmax);
 }
 
 static double q_size(const co_capsule* q) { return q->r + co_half(q); }
@@ -80,39 +60,12 @@ static double o_time(const co_capsule* q, const o_scene* s, uint32_t i) {
     return co_time(&p, q, 4.0 * s->scale + q_scale(q), eps, &closest);
 }
 
-typedef struct o_cand {
-    double lower;
-    uint32_t prim;
-} o_cand;
+static double o_time_of(const void* q, const o_scene* s, uint32_t i) { return o_time(q, s, i); }
 
-static int o_cand_cmp(const void* a, const void* b) {
-    double x = ((const o_cand*)a)->lower, y = ((const o_cand*)b)->lower;
-    return x < y ? -1 : x > y;
-}
-
-/* The first contact T over all primitives (INFINITY: none) and its primitive. */
+/* The first contact T over all primitives (INFINITY: none) and its primitive (sweep_oracle.h). */
 static double o_first(const co_capsule* q, const o_scene* s, uint32_t* prim) {
-    static o_cand* cand;
-    static uint32_t cap;
-    if (cap < s->count) {
-        free(cand);
-        cap = s->count;
-        cand = malloc(sizeof(o_cand) * cap);
-    }
-    uint32_t n = 0;
     const double grow = 1e-3 * q_size(q) + 0x1p-40 * (s->scale + 1.0);
-    for (uint32_t i = 0; i < s->count; i++) {
-        const double lb = o_lower(q, s, i, grow);
-        if (lb >= 0.0) cand[n].lower = lb, cand[n++].prim = i;
-    }
-    qsort(cand, n, sizeof(o_cand), o_cand_cmp);
-    double T = INFINITY;
-    *prim = VL_NO_HIT;
-    for (uint32_t k = 0; k < n && cand[k].lower <= T && T > 0.0; k++) {
-        const double t = o_time(q, s, cand[k].prim);
-        if (t >= 0.0 && t < T) T = t, *prim = cand[k].prim;
-    }
-    return T;
+    return so_first(q, s, grow, o_lower, o_time_of, prim);
 }
 
 /* The tolerance of bvh.h as a distance, for q against primitive i at time T: VL_SWEEP_TOLERANCE
@@ -205,12 +158,6 @@ static void check_answer(const co_capsule* q, const o_scene* s, const o_answer* 
     }
 }
 
-static int same_answer(vl_hit a, vl_hit b) {
-    if (a.prim == VL_NO_HIT || b.prim == VL_NO_HIT) return a.prim == b.prim;
-    if (a.prim == b.prim) return a.t == b.t;
-    return fabsf(a.t - b.t) <= 1e-5f * fmaxf(1.0f, fabsf(a.t));
-}
-
 /* The sweeps on a context of the default pool with `workers` workers. */
 static vl_status on_pool(const vl_bvh* bvh, const vl_capsule_sweep* s, uint32_t n, uint32_t flags, uint32_t workers,
                          vl_hit* hits, vl_contact* contacts) {
@@ -277,7 +224,7 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_capsule_s
             check_answer(&q, s, &oa[i], hits[i], &contacts[i], any, i);
             if (!any) {
                 check_answer(&q, s, &oa[i], h1, &c1, 0, i);
-                CHECK(same_answer(hits[i], h1), "%s %u: batch prim %u t %.9g, single prim %u t %.9g", what, i,
+                CHECK(so_same_answer(hits[i], h1), "%s %u: batch prim %u t %.9g, single prim %u t %.9g", what, i,
                       hits[i].prim, hits[i].t, h1.prim, h1.t);
             } else {
                 CHECK((hits[i].prim == VL_NO_HIT) == (h1.prim == VL_NO_HIT), "%s %u: any hit differs", what, i);
@@ -294,7 +241,7 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_capsule_s
         by_blocks(bvh, sw, n, flags, hits + 3 * n, contacts);
         CHECK(!memcmp(hits + n, hits + 3 * n, sizeof(vl_hit) * n), "%s: context and serial blocks differ", what);
         for (uint32_t i = 0; i < n; i++)
-            CHECK(any ? (hits[i].prim == VL_NO_HIT) == (hits[n + i].prim == VL_NO_HIT) : same_answer(hits[i], hits[n + i]),
+            CHECK(any ? (hits[i].prim == VL_NO_HIT) == (hits[n + i].prim == VL_NO_HIT) : so_same_answer(hits[i], hits[n + i]),
                   "%s %u: batch and context differ", what, i);
     }
     /* prefixes answer as the whole batch */
@@ -304,7 +251,7 @@ static void check_sweeps(const vl_bvh* bvh, const o_scene* s, const vl_capsule_s
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         const uint32_t m = sizes[k] < n ? sizes[k] : n;
         vl_bvh_sweep_capsules(bvh, sw, m, 0, hits + n, NULL, NULL);
-        for (uint32_t i = 0; i < m; i++) CHECK(same_answer(hits[i], hits[n + i]), "%s: prefix of %u, sweep %u", what, m, i);
+        for (uint32_t i = 0; i < m; i++) CHECK(so_same_answer(hits[i], hits[n + i]), "%s: prefix of %u, sweep %u", what, m, i);
     }
     free(hits), free(contacts), free(oa);
 }
@@ -332,35 +279,6 @@ static void check_as_spheres(const vl_bvh* bvh, const vl_capsule_sweep* sw, uint
 }
 
 /* ---- scenes ------------------------------------------------------------------------------- */
-
-typedef struct tri_scene {
-    double (*tri)[3][3];
-    o_scene o;
-    vl_bvh* bvh;
-} tri_scene;
-
-static int tri_scene_make(const scene_mesh* m, tri_scene* t, uint32_t leaf) {
-    vl_bvh_desc desc = vl_bvh_default_desc();
-    desc.max_leaf_size = leaf;
-    t->bvh = NULL;
-    if (vl_bvh_build_triangles(m->xyz, m->vertex_count, m->indices, m->triangle_count, &desc, &t->bvh, NULL) != VL_OK)
-        return 0;
-    t->tri = malloc(sizeof(double[3][3]) * m->triangle_count);
-    double sc = 0.0;
-    for (uint32_t i = 0; i < m->triangle_count; i++)
-        for (int j = 0; j < 3; j++)
-            for (int k = 0; k < 3; k++) {
-                t->tri[i][j][k] = m->xyz[3 * (size_t)m->indices[3 * (size_t)i + j] + k];
-                sc = fmax(sc, fabs(t->tri[i][j][k]));
-            }
-    t->o.tri = t->tri, t->o.boxes = NULL, t->o.count = m->triangle_count, t->o.scale = sc;
-    return 1;
-}
-
-static void tri_scene_free(tri_scene* t) {
-    vl_bvh_destroy(t->bvh);
-    free(t->tri);
-}
 
 /* Sweeps near a mesh at the scale of `size`: from random points in its bounds toward random
  * points, some axis-aligned, some tmax 0 or infinite, some starting on a vertex (in contact), some
@@ -483,27 +401,13 @@ static void check_mesh_at(const scene_mesh* m, uint32_t n, float size, uint64_t 
 
 /* The mesh where it is, then moved by each far offset with a sixth of the sweeps. */
 static void check_mesh(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name) {
-    check_mesh_at(m, n, size, seed, leaf, name);
-    for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
-        scene_mesh moved;
-        if (!scene_copy_moved(m, k, &moved)) continue;
-        char what[96];
-        snprintf(what, sizeof what, "%s at %g", name, scene_offset(k));
-        check_mesh_at(&moved, n / 6 > 12 ? n / 6 : 12, size, seed + k, leaf, what);
-        scene_free(&moved);
-    }
+    so_check_offsets(m, n, 12, size, seed, leaf, name, check_mesh_at);
 }
 
 static void test_soups(void) {
     scene_mesh m;
     CHECK(scene_soup(test_scaled(400), 10.0f, 0.8f, 31, &m), "soup");
-    for (uint32_t i = 0; i + 2 < m.triangle_count && i < 60; i += 20) { /* zero area: a point, collinear corners */
-        uint32_t* tri = m.indices + 3 * (size_t)i;
-        float* v2 = m.xyz + 3 * (size_t)tri[2];
-        const float *v0 = m.xyz + 3 * (size_t)tri[0], *v1 = m.xyz + 3 * (size_t)tri[1];
-        for (int a = 0; a < 3; a++) v2[a] = i % 40 ? v0[a] : 0.5f * (v0[a] + v1[a]);
-    }
-    scene_bounds(&m);
+    scene_zero_area(&m, 60, 0); /* zero area: collinear corners */
     check_mesh(&m, test_scaled(240), 0.5f, 32, 4, "soup");
     check_mesh(&m, test_scaled(60), 0.5f, 33, 1, "soup leaf 1");
     scene_free(&m);
@@ -525,14 +429,13 @@ static void test_bench_sweeps(void) {
     if (!scene_world(20, 10, 0, 80, &m)) return;
     for (uint32_t k = 0; k < SCENE_OFFSET_COUNT; k++) {
         scene_mesh moved;
-        if (!scene_copy_moved(&m, k, &moved)) continue;
+        char what[80];
+        if (!scene_copy_moved_named(&m, k, "bench sweeps", &moved, what, sizeof what)) continue;
         tri_scene t;
         CHECK(tri_scene_make(&moved, &t, 8), "bench world build");
         const uint32_t n = test_scaled(k ? 60 : 240);
         vl_capsule_sweep* sw = malloc(sizeof(vl_capsule_sweep) * n);
         scene_capsule_sweeps(&moved, n, 90 + k, sw);
-        char what[80];
-        snprintf(what, sizeof what, "bench sweeps at %g", scene_offset(k));
         if (t.bvh) check_sweeps(t.bvh, &t.o, sw, n, what), tri_scene_free(&t);
         free(sw);
         scene_free(&moved);
@@ -540,23 +443,7 @@ static void test_bench_sweeps(void) {
     scene_free(&m);
 }
 
-static void test_real_meshes(void) {
-    static const char* files[] = {"camel.off", "bunny00.off"};
-    for (int f = 0; f < 2; f++) {
-        scene_mesh m;
-        if (!test_data_dir()) {
-            printf("test_sweeps_capsules: no VOLLEY_DATA_DIR, real meshes skipped\n");
-            return;
-        }
-        if (!scene_load_data(NULL, files[f], &m)) {
-            printf("test_sweeps_capsules: %s not found in %s, skipped\n", files[f], test_data_dir());
-            continue;
-        }
-        const float size = 0.01f * ((m.hi[0] - m.lo[0]) + (m.hi[1] - m.lo[1]) + (m.hi[2] - m.lo[2]));
-        check_mesh(&m, test_scaled(60), size, 51 + (uint64_t)f, 8, files[f]);
-        scene_free(&m);
-    }
-}
+static void test_real_meshes(void) { so_real_meshes("test_sweeps_capsules", check_mesh); }
 
 /* A tree of random boxes (flat ones, an infinite slab, an unbounded corner) moved by
  * scene_offset(k), and sweeps moved alike. */

@@ -137,8 +137,7 @@ static void check_mesh(const char* name, scene_mesh* m, int move, uint32_t n, ui
     size_t nf = 3 * (size_t)m->vertex_count;
     float* moved = malloc(sizeof(float) * nf);
     test_rng rng = {seed};
-    float ext = 0;
-    for (int a = 0; a < 3; a++) ext = fmaxf(ext, m->hi[a] - m->lo[a]);
+    const float ext = scene_extent(m);
     for (size_t i = 0; i < nf; i += 3) {
         float* p = moved + i;
         const float* o = m->xyz + i;
@@ -266,11 +265,7 @@ int main(void) {
         scene_free(&far);
     }
     scene_free(&m);
-    if (!test_data_dir()) {
-        printf("test_tree_refit: VOLLEY_DATA_DIR not set, bunny00.off skipped\n");
-    } else if (!scene_load_data(NULL, "bunny00.off", &m)) {
-        printf("test_tree_refit: bunny00.off not found in %s, skipped\n", test_data_dir());
-    } else {
+    if (scene_load_test_mesh("test_tree_refit", "bunny00.off", &m)) {
         check_mesh("bunny", &m, 0, test_scaled(400), 80);
         check_mesh("bunny", &m, 1, test_scaled(400), 81);
         scene_free(&m);
