@@ -11,18 +11,9 @@
 #include <string.h>
 
 #include "bvh/closest/closest.h"
+#include "bvh/engine/segment_dist.h"
 #include "compiler.h"
-
 #include "simd/closest_kernels.h"
-
-
-static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-static void cross3(const double a[3], const double b[3], double o[3]) {
-    o[0] = a[1] * b[2] - a[2] * b[1];
-    o[1] = a[2] * b[0] - a[0] * b[2];
-    o[2] = a[0] * b[1] - a[1] * b[0];
-}
 
 float vl_closest_limit(double d2) {
     const double grown = d2 + d2 * 0x1p-20;
@@ -40,8 +31,8 @@ float vl_closest_limit(double d2) {
 /* Squared distance from the point `base + w` to the segment base + [0, 1] e; the parameter of its
  * closest point goes to *s. A zero e is the point base. */
 static double segment_d2(const double w[3], const double e[3], double* s) {
-    const double ee = dot3(e, e);
-    double t = ee > 0.0 ? dot3(w, e) / ee : 0.0;
+    const double ee = vl_sd_dot(e, e);
+    double t = ee > 0.0 ? vl_sd_dot(w, e) / ee : 0.0;
     t = t > 0.0 ? (t < 1.0 ? t : 1.0) : 0.0;
     *s = t;
     double r = 0.0;
@@ -62,17 +53,17 @@ static double segment_d2(const double w[3], const double e[3], double* s) {
  * tested as its three edges: its face is within its inradius of them, far under the tolerance. */
 double vl_closest_tri_exact(const double w[3], const double e1[3], const double e2[3], double o[3], double uv[2]) {
     double n[3];
-    cross3(e1, e2, n);
-    const double det = dot3(n, n);
+    vl_sd_cross(e1, e2, n);
+    const double det = vl_sd_dot(n, n);
     int edges = 7; /* bit k: edge k may hold the closest point (v0 v1, v0 v2, v1 v2) */
-    if (det > 0x1p-40 * dot3(e1, e1) * dot3(e2, e2)) {
+    if (det > 0x1p-40 * vl_sd_dot(e1, e1) * vl_sd_dot(e2, e2)) {
         double x[3];
-        cross3(w, e2, x);
-        const double s = dot3(x, n);
-        cross3(e1, w, x);
-        const double t = dot3(x, n);
+        vl_sd_cross(w, e2, x);
+        const double s = vl_sd_dot(x, n);
+        vl_sd_cross(e1, w, x);
+        const double t = vl_sd_dot(x, n);
         if (s >= 0.0 && t >= 0.0 && s + t <= det) {
-            const double h = dot3(w, n);
+            const double h = vl_sd_dot(w, n);
             if (o) {
                 const double k = h / det;
                 for (int a = 0; a < 3; a++) o[a] = w[a] - k * n[a];
