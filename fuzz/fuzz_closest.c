@@ -59,11 +59,18 @@ static void check_answer(const fuzz_scene* s, const vl_point_query* in, const vl
     const double d2 = exact(s, &q, h->prim);
     FUZZ_CHECK(d2 == least, "%u: prim %u at d2 %.17g, least %.17g", i, h->prim, d2, least);
     FUZZ_CHECK(h->distance == (float)sqrt(least), "%u: distance %g, brute force %g", i, h->distance, sqrt(least));
-    /* the point: at the distance from the query, up to the float rounding of its coordinates */
+    /* the point: at the distance from the query, up to the float rounding of its coordinates and
+     * the double arithmetic's on the query's and the primitive's (a point near 0 found on a
+     * triangle whose corners lie near 1 carries 2^-52 of 1, not of itself) */
     double pc = 0, mag = 0;
     for (int a = 0; a < 3; a++) {
         double x = (double)h->point[a] - in->point[a];
-        pc += x * x, mag = fmax(mag, fabs(h->point[a]));
+        pc += x * x, mag = fmax(mag, fmax(fabs(h->point[a]), fabs(in->point[a])));
+        for (int c = 0; c < 3 && !s->boxes; c++) mag = fmax(mag, fabs(s->xyz[9 * (size_t)h->prim + 3 * c + a]));
+        for (int c = 0; c < 2 && s->boxes; c++) {
+            const float b = c ? s->box[h->prim].max[a] : s->box[h->prim].min[a];
+            if (isfinite(b)) mag = fmax(mag, fabs(b));
+        }
     }
     FUZZ_CHECK(isfinite(h->point[0]) && isfinite(h->point[1]) && isfinite(h->point[2]), "%u: point not finite", i);
     FUZZ_CHECK(fabs(sqrt(pc) - sqrt(least)) <= 1e-5 * (sqrt(least) + mag) + 1e-30, "%u: point %g from the query, d %g",

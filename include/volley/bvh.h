@@ -372,7 +372,8 @@ VL_API vl_status vl_bvh_refit_boxes(vl_bvh* bvh, const vl_aabb* boxes, const vl_
  * distance (a box at infinity) is never an answer.
  * The answer (vl_closest_hit): prim, the distance (a float, rounded from D's double), the closest
  * point (a float in the caller's coordinates: it carries their rounding too, 2^-24 of its
- * coordinates' magnitude) and, on a triangle, its barycentric u, v (weights of the second and
+ * coordinates' magnitude, and that of the arithmetic that finds it, a few 2^-53 of the query's and
+ * the primitive's coordinates) and, on a triangle, its barycentric u, v (weights of the second and
  * third vertices; on an edge of a triangle of zero area, those of the edge's ends). None:
  * prim = VL_NO_HIT, distance INFINITY, point and u, v zero.
  * Range: exact as stated for any finite input; a query whose nearest primitive lies farther than
