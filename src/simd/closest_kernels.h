@@ -118,7 +118,10 @@ VL_INLINE vl_fw vl_cpw_tri_bound(const float* geo, uint32_t count, uint32_t b, c
      * a bound in float range (a NaN compares false) */
     vl_fw ok = vl_fw_and(vl_fw_ge(nn, vl_fw_set1(0x1p-100f)), vl_fw_le(nn, vl_fw_set1(0x1p100f)));
     ok = vl_fw_and(ok, vl_fw_le(prism, vl_fw_set1(FLT_MAX)));
-    return vl_fw_max(box, vl_fw_and(ok, prism));
+    /* a NaN lane (coordinates near float range: inf - inf) bounds nothing: 0. x86's max already
+     * returns its second operand for a NaN, but NEON's (SIMDE_FAST_NANS) returns the NaN */
+    const vl_fw bound = vl_fw_max(box, vl_fw_and(ok, prism));
+    return vl_fw_and(bound, vl_fw_eq(bound, bound));
 }
 
 #endif
