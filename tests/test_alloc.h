@@ -1,8 +1,10 @@
 /* An allocator hook for tests and fuzzers that fails on demand and counts what it sees, to prove
- * that an allocation failure answers VL_ERR_OUT_OF_MEMORY, changes nothing and leaks nothing. */
+ * that an allocation failure answers VL_ERR_OUT_OF_MEMORY, changes nothing and leaks nothing. The
+ * counts are kept under a lock: calls on a context allocate from the job system's threads. */
 #ifndef VL_TEST_ALLOC_H
 #define VL_TEST_ALLOC_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,20 +18,28 @@ typedef struct test_alloc_hooks {
     vl_allocator previous;
 } test_alloc_hooks;
 
+static pthread_mutex_t test_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void* test_alloc_fn(size_t size, size_t alignment, void* user) {
     test_alloc_hooks* h = user;
-    if (h->budget == 0) return NULL;
-    if (h->budget > 0) h->budget--;
-    void* p = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-    if (p) h->allocs++, h->bytes += size;
+    pthread_mutex_lock(&test_alloc_lock);
+    void* p = NULL;
+    if (h->budget != 0) {
+        if (h->budget > 0) h->budget--;
+        p = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+        if (p) h->allocs++, h->bytes += size;
+    }
+    pthread_mutex_unlock(&test_alloc_lock);
     return p;
 }
 
 static void test_free_fn(void* p, size_t size, size_t alignment, void* user) {
     test_alloc_hooks* h = user;
+    pthread_mutex_lock(&test_alloc_lock);
     if ((uintptr_t)p % alignment) h->misaligned++;
     h->frees++;
     h->bytes -= size;
+    pthread_mutex_unlock(&test_alloc_lock);
     free(p);
 }
 
