@@ -2,8 +2,8 @@
 # Builds volley in every flavour and runs the whole test suite in each, warnings as errors:
 #   native     Release, the best SIMD this machine runs (AVX2 here), full-size cases, + bench build
 #   sse41      Release, SSE4.1 kernels
-#   asan       Debug, AddressSanitizer + UndefinedBehaviorSanitizer, smaller cases
-#   tsan       Debug, ThreadSanitizer, smaller cases
+#   asan       Debug at -O1 (assertions and debug validation kept), ASan + UBSan, smaller cases
+#   tsan       Debug at -O1, ThreadSanitizer, smaller cases
 #   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
 #   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
 #   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (20)
@@ -310,8 +310,8 @@ for f in "${flavours[@]}"; do
   case "$f" in
     native)   run_flavour native 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_TEST_HEAVY_SCALE=1 ;;
     sse41)    run_flavour sse41 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=sse41 -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
-    asan)     run_flavour asan 0.3 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF $heavy_slow ;;
-    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF $heavy_tsan ;;
+    asan)     run_flavour asan 0.3 -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DVOLLEY_SANITIZE=address,undefined -DVOLLEY_BUILD_BENCH=OFF $heavy_slow ;;
+    tsan)     run_flavour tsan 0.1 -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DVOLLEY_SANITIZE=thread -DVOLLEY_BUILD_BENCH=OFF $heavy_tsan ;;
     portable) run_flavour portable 1 -DCMAKE_BUILD_TYPE=Release -DVOLLEY_SIMD=portable -DVOLLEY_BUILD_BENCH=OFF $heavy ;;
     aarch64)  run_flavour aarch64 0.3 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
                 -DVOLLEY_BUILD_BENCH=OFF -DVOLLEY_BUILD_EXAMPLES=OFF $heavy_slow ;;
