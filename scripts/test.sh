@@ -6,7 +6,7 @@
 #   tsan       Debug at -O1, ThreadSanitizer, smaller cases
 #   portable   Release, SIMDe without native intrinsics (SIMDE_NO_NATIVE)
 #   aarch64    Release, NEON, cross-compiled and run under qemu-aarch64, smaller cases
-#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (20)
+#   fuzz       clang, ASan + UBSan, the suite again, then each libFuzzer target for VOLLEY_FUZZ_SECONDS (12)
 #   install    static and shared builds installed with `cmake --install --prefix` into a folder not
 #              known at configure time; a consumer built with find_package and with pkg-config; the
 #              installed volley tool runs; then the README's commands and snippets, pasted in order
@@ -176,7 +176,7 @@ PY
 
 # libFuzzer on every target of the fuzz build: each must run its time without a failure.
 run_fuzzers() {
-  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-20} start=$SECONDS passed=0 failed=0
+  local dir=build/ci-fuzz seconds=${VOLLEY_FUZZ_SECONDS:-12} start=$SECONDS passed=0 failed=0
   [[ -d $dir/fuzz ]] || return
   echo "=== fuzz: each libFuzzer target for ${seconds} s (VOLLEY_FUZZ_SECONDS)"
   for bin in "$dir"/fuzz/fuzz-*; do
