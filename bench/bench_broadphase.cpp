@@ -656,6 +656,9 @@ BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyMultiSap)->DenseRange(0, 1)->Unit(
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyGrid)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyStaticSap)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleySap)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyBoxPruning)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyMultiSap)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyGrid)->Unit(benchmark::kMillisecond);
 #ifdef VOLLEY_BENCH_BULLET
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, BulletDbvt)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 // Building this world takes Bullet's SAP minutes (one-by-one insertion): the bobbing movers only.

@@ -354,6 +354,7 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
     const uint32_t* order = ms->order + ms->start[c];
     uint32_t n = ms->start[c + 1] - ms->start[c];
     int removed = 0; /* a removal renumbers members: the locals copied into the moves are then stale */
+    uint32_t entering = 0;
     for (uint32_t kind = 0; kind < 3; kind++)
         for (uint32_t i = 0; i < n; i++) {
             const vl_msap_op* op = &ms->ops[order[i]];
@@ -363,9 +364,10 @@ static void msap_run_cell(vl_msap* ms, const vl_bp_objects* o, uint32_t c) {
                 vl_msap_cell_remove(cell, ms->ent, e->local), removed = 1;
             else if (kind == VL_MSAP_OP_MOVE)
                 vl_msap_cell_move(cell, o, removed ? e->local : op->local, &op->from, &op->to);
-            else
-                e->local = vl_msap_cell_insert(cell, o, op->handle);
+            else /* the insertions go in together, after every other operation */
+                e->local = cell->n + entering, cell->id[cell->n + entering++] = op->handle;
         }
+    if (entering) vl_msap_cell_insert(cell, o, entering);
     vl_pair* p = cell->out.pairs;
     const vl_pair_manager* pm = &ms->pm;
     int settled = pm->touched_count == 0;

@@ -29,6 +29,7 @@
 #define VL_MSAP_ENTERS 0x80000000u /* on an operation's cell (cells are below 2^16): an insertion */
 #define VL_MSAP_MOVER_BLOCK 256u /* movers planned per task */
 #define VL_MSAP_PLAN_AHEAD 8u    /* the plan fetches the lines of the mover this far ahead */
+#define VL_MSAP_SCAN_MAX 8u     /* insertions into a cell that each scan its members; more: one sweep */
 #define VL_MSAP_TRUE 0x80000000u /* on a cell candidate's first slot (slots are below 2^24): it overlaps */
 
 /* Per-slot state bits. */
@@ -60,7 +61,8 @@ typedef struct vl_msap_cell {
     vl_endpoint* ep[3]; /* 2n + 2 each: low sentinel, endpoints, high sentinel */
     uint32_t* pos;      /* pos[local * 6 + axis * 2 + is_max] */
     uint32_t* id;       /* handle of each local */
-    uint32_t ep_cap[3], pos_cap, id_cap;
+    uint64_t* tmp;      /* an insertion's scratch: its sorted endpoints, then the open members */
+    uint32_t ep_cap[3], pos_cap, id_cap, tmp_cap;
     uint32_t n;
     uint32_t index; /* of this cell in the grid */
     vl_pair_buffer out; /* candidate pairs found by this cell's operations; once run, those that change the pair
@@ -142,11 +144,13 @@ vl_status vl_msap_cell_reserve(vl_msap_cell* c, uint32_t members);
 static inline int vl_msap_cell_has_room(const vl_msap_cell* c, uint32_t members) {
     uint64_t eps = 2ull * members + 2;
     return c->ep_cap[0] >= eps && c->ep_cap[1] >= eps && c->ep_cap[2] >= eps && c->pos_cap >= 6ull * members &&
-           c->id_cap >= members;
+           c->id_cap >= members && c->tmp_cap >= 4ull * members;
 }
 void vl_msap_cell_free(vl_msap_cell* c);
-/* Adds handle h (room reserved) and returns its local index; candidates: the members it overlaps. */
-uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h);
+/* Adds the k objects whose handles the caller put in c->id[n, n + k) (room reserved) as locals
+ * n..n+k-1: each axis's new endpoints sorted, then merged into its array in one pass; candidates:
+ * every member each new one overlaps (a few: each scans the members; more: one sweep). */
+void vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t k);
 /* Removes local `local`; candidates: the members it overlapped; the last member takes its index. */
 void vl_msap_cell_remove(vl_msap_cell* c, vl_msap_entry* ent, uint32_t local);
 /* Moves local `local` from `from` (what the cell holds) to `to`; candidates: every overlap it toggled. */

@@ -4,6 +4,7 @@
 
 #include "broadphase/multi_sap/multi_sap.h"
 #include "compiler.h"
+#include "core/radix.h"
 #include "simd/kernels.h"
 
 vl_status vl_msap_cell_reserve(vl_msap_cell* c, uint32_t members) {
@@ -18,6 +19,7 @@ vl_status vl_msap_cell_reserve(vl_msap_cell* c, uint32_t members) {
     }
     if (s == VL_OK) s = VL_ARRAY_RESERVE(c->pos, c->pos_cap, 6 * c->n, 6ull * members);
     if (s == VL_OK) s = VL_ARRAY_RESERVE(c->id, c->id_cap, c->n, members);
+    if (s == VL_OK) s = VL_ARRAY_RESERVE(c->tmp, c->tmp_cap, 0, 4ull * members);
     return s;
 }
 
@@ -25,6 +27,7 @@ void vl_msap_cell_free(vl_msap_cell* c) {
     for (int a = 0; a < 3; a++) VL_ARRAY_FREE(c->ep[a], c->ep_cap[a]);
     VL_ARRAY_FREE(c->pos, c->pos_cap);
     VL_ARRAY_FREE(c->id, c->id_cap);
+    VL_ARRAY_FREE(c->tmp, c->tmp_cap);
     vl_pair_buffer_free(&c->out);
 }
 
@@ -35,51 +38,63 @@ static inline uint32_t cell_overlap3(const uint32_t* pos, uint32_t a, uint32_t b
            (pb[4] < pa[5]);
 }
 
-/* Candidates of local q: every other member it overlaps (by indices), both static too (a
- * set_static flip re-inserts an object, and its pairs with statics must go). */
-static void cell_push_overlaps(vl_msap_cell* c, uint32_t q) {
+/* Candidates of local q: every other member below `end` it overlaps (by indices), both static too
+ * (a set_static flip re-inserts an object, and its pairs with statics must go). */
+static void cell_push_overlaps(vl_msap_cell* c, uint32_t q, uint32_t end) {
     uint32_t h = c->id[q];
-    for (uint32_t j = 0; j < c->n; j++)
+    for (uint32_t j = 0; j < end; j++)
         if (VL_UNLIKELY((j != q) & cell_overlap3(c->pos, q, j))) vl_msap_push(&c->out, &c->lost, h, c->id[j]);
 }
 
-/* First index of e[1..hi] whose endpoint is above m (e[hi] is the high sentinel); branch-free
- * halving, as the comparisons go either way at random. */
-static inline uint32_t cell_upper(const vl_endpoint* e, uint32_t hi, vl_endpoint m) {
-    const vl_endpoint* base = e + 1;
-    uint32_t len = hi; /* the answer lies in base[0 .. len - 1] */
-    while (len > 1) {
-        uint32_t half = len / 2;
-        base += (size_t)(base[half - 1] <= m) * half;
-        len -= half;
+/* Candidates of an insertion: one sweep along axis 0, the members open there kept in two lists,
+ * old and new (locals from `first`); a min meets every open new member, a new min every open old
+ * one too, so each pair with a new end is tested once. */
+static void cell_sweep_new(vl_msap_cell* c, uint32_t first) {
+    uint32_t* u = (uint32_t*)c->tmp; /* open old [0, first), open new [first, n), slots [n, 2n) */
+    uint32_t *open[2] = {u, u + first}, *slot = u + c->n, count[2] = {0, 0};
+    const vl_endpoint* e = c->ep[0];
+    for (uint32_t i = 1; i <= 2 * c->n; i++) {
+        uint32_t q = ep_owner(e[i]), is_new = q >= first;
+        uint32_t* list = open[is_new];
+        if (ep_is_max(e[i])) { /* q closes: the last open member of its list takes its slot */
+            uint32_t last = list[--count[is_new]];
+            list[slot[q]] = last;
+            slot[last] = slot[q];
+            continue;
+        }
+        for (uint32_t side = 1 - is_new; side < 2; side++)
+            for (uint32_t j = 0; j < count[side]; j++) {
+                uint32_t r = open[side][j];
+                if (VL_UNLIKELY(cell_overlap3(c->pos, q, r))) vl_msap_push(&c->out, &c->lost, c->id[q], c->id[r]);
+            }
+        slot[q] = count[is_new];
+        list[count[is_new]++] = q;
     }
-    return (uint32_t)(base - e);
 }
 
-uint32_t vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t h) {
-    uint32_t q = c->n, end = 2 * c->n + 1; /* end: index of the high sentinel */
-    const vl_aabb* b = &o->boxes[h];
+void vl_msap_cell_insert(vl_msap_cell* c, const vl_bp_objects* o, uint32_t k) {
+    const uint32_t n = c->n;
+    uint64_t *keys = c->tmp, *sorted = c->tmp + 2ull * k;
     for (int a = 0; a < 3; a++) {
-        vl_endpoint* e = c->ep[a];
-        vl_endpoint mn = ep_make(vl_float_to_sortable(b->min[a]), 0, q);
-        vl_endpoint mx = ep_make(vl_float_to_sortable(b->max[a]), 1, q);
-        uint32_t pmin = cell_upper(e, end, mn), pmax = cell_upper(e, end, mx);
-        /* [pmax, end] moves up two, [pmin, pmax) up one */
-        memmove(e + pmax + 2, e + pmax, (size_t)(end - pmax + 1) * sizeof *e);
-        memmove(e + pmin + 1, e + pmin, (size_t)(pmax - pmin) * sizeof *e);
-        e[pmin] = mn;
-        e[pmax + 1] = mx;
-        for (uint32_t i = pmin; i < end + 2; i++)
-            c->pos[(size_t)ep_owner(e[i]) * 6 + a * 2 + ep_is_max(e[i])] = i;
+        for (uint32_t j = 0; j < k; j++) {
+            const vl_aabb* b = &o->boxes[c->id[n + j]];
+            keys[2 * j] = ep_make(vl_float_to_sortable(b->min[a]), 0, n + j);
+            keys[2 * j + 1] = ep_make(vl_float_to_sortable(b->max[a]), 1, n + j);
+        }
+        /* by value and kind only: members with equal endpoints may sit in any order */
+        vl_radix_sort_u64(keys, sorted, 2 * k, 31);
+        vl_sap_merge(c->ep[a], 2 * n + 2, keys, 2 * k, c->pos, a);
     }
-    c->id[q] = h;
-    c->n++;
-    cell_push_overlaps(c, q);
-    return q;
+    c->n = n + k;
+    if (k > VL_MSAP_SCAN_MAX) {
+        cell_sweep_new(c, n);
+        return;
+    }
+    for (uint32_t q = n; q < n + k; q++) cell_push_overlaps(c, q, q); /* each pair once: from its later end */
 }
 
 void vl_msap_cell_remove(vl_msap_cell* c, vl_msap_entry* ent, uint32_t q) {
-    cell_push_overlaps(c, q);
+    cell_push_overlaps(c, q, c->n);
     uint32_t end = 2 * c->n + 1;
     for (int a = 0; a < 3; a++) {
         vl_endpoint* e = c->ep[a];
