@@ -1,5 +1,6 @@
 /* Runs a fuzz target without libFuzzer: on the files given as arguments, or on a reproducible
- * stream of random inputs (count scaled by VOLLEY_TEST_SCALE), so that every build flavour, the
+ * stream of random inputs (count scaled as the tests' cases: VOLLEY_TEST_SCALE, and the heavy
+ * share VOLLEY_TEST_WEIGHT where fuzz/CMakeLists.txt sets it), so that every build flavour, the
  * sanitizers and qemu included, exercises the targets as ordinary tests. */
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "fuzz_util.h"
 #include "test_rng.h"
+#include "test_util.h"
 
 static int replay_file(const char* path) {
     FILE* f = fopen(path, "rb");
@@ -25,9 +27,7 @@ int main(int argc, char** argv) {
         printf("%s: %d passed, 0 failed\n", argv[0], argc - 1);
         return 0;
     }
-    const char* scale_env = getenv("VOLLEY_TEST_SCALE");
-    double scale = scale_env ? atof(scale_env) : 1.0;
-    unsigned runs = (unsigned)(3000 * (scale > 0 ? scale : 1.0));
+    unsigned runs = (unsigned)(3000 * test_scale());
     if (runs < 30) runs = 30;
     static uint8_t buf[4096];
     test_rng rng = {2024};
