@@ -290,18 +290,14 @@ run_profile() {
   fi
 }
 
-# The longest brute-force programs (tests/CMakeLists.txt) run at a share of their flavour's scale
-# in every flavour but native, which runs them at full size: what keeps the whole suite near 30
-# minutes on 2 cores. Measured on the 2-core machine beside other work (load 4-7): asan at
-# 0.3 x 1 took 19m13s (test_overlaps 810 s), at 0.3 x 0.3 test_overlaps still 569 s;
-# aarch64 at 0.3 x 0.5 12m42s (test_rays 335 s, test_*_context, then one program, 329 s);
-# sse41 at 1 x 0.5 4m08s (test_broadphase 132 s); tsan at 0.1 x 1: test_overlaps 678 s, test_rays 560 s,
-# test_broadphase 304 s; asan at 0.3 x 0.3 15m31s beside the tsan run. With these shares on the
-# same machine nearly idle (load 0.2-4), build folders present: native 2m08s, sse41 0m28s,
-# asan 3m21s, tsan 9m40s (load 3-4), portable 1m12s with its build, aarch64 3m29s, fuzz 0m55s +
-# libFuzzer 1m48s, install 0m35s; about 24 minutes, 30 with the builds. coverage, with its build
-# and gcovr: 2m49s beside other work (load 3-5); all the tests instrumented instead of the library
-# alone, 6m36s (test_bvh_overlap 175 s, test_bvh_sweep 128 s).
+# The longest brute-force programs (tests/CMakeLists.txt, and the fuzz replays with a brute force
+# in double: fuzz/CMakeLists.txt) run at a share of their flavour's scale in every flavour but
+# native, which runs them at full size: what keeps the whole suite under 30 minutes on 2 cores.
+# `CI=true bash .ci/run` on a fresh clone, idle 2-core Xeon, 2026-11-29: native 2m32s, sse41
+# 0m55s, asan 3m57s, tsan 6m24s, portable 1m31s, aarch64 6m41s (test_sweeps_capsules 115 s,
+# test_sweeps 104 s), fuzz 2m18s + libFuzzer 1m31s, install 0m35s, profile 0m23s, coverage
+# 2m00s: 28m47s with every build. Without the capsule and closest programs in the heavy share and
+# 20 s a libFuzzer target, 33m29s (aarch64 8m17s).
 heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
 heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
 heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}" # tsan, already at 0.1
