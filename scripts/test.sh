@@ -296,8 +296,9 @@ run_profile() {
 # `CI=true bash .ci/run` on a fresh clone, idle 2-core Xeon, 2026-11-29: native 2m32s, sse41
 # 0m55s, asan 3m57s, tsan 6m24s, portable 1m31s, aarch64 6m41s (test_sweeps_capsules 115 s,
 # test_sweeps 104 s), fuzz 2m18s + libFuzzer 1m31s, install 0m35s, profile 0m23s, coverage
-# 2m00s: 28m47s with every build (30m05s on the next run: aarch64 7m04s, tsan 6m43s). Without the capsule and closest programs in the heavy share and
-# 20 s a libFuzzer target, 33m29s (aarch64 8m17s).
+# 2m00s: 28m47s with every build; 30m05s on the next run (aarch64 7m04s, tsan 6m43s). Without
+# the capsule and closest programs in the heavy share and 20 s a libFuzzer target, 33m29s
+# (aarch64 8m17s).
 heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
 heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
 heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}" # tsan, already at 0.1
