@@ -1,7 +1,7 @@
 /* What the tests of the calls on a context (tests/test_*_context.c) share beside the job systems
- * of toy_jobs.h: the counting allocator hooks behind a lock (a call's tasks allocate on the job
- * system's threads), the check that a context allocates in its first round of calls only, a loop
- * over every job system and worker count, a context without memory, the scenes the programs share
+ * of toy_jobs.h: the count of allocations read under test_alloc.h's lock (a call's tasks allocate
+ * on the job system's threads), the check that a context allocates in its first round of calls
+ * only, a loop over every job system and worker count, a context without memory, the scenes the programs share
  * and small helpers (equal pair lists, pairs sorted, blocks aligned for a caller's scratch, random
  * boxes). Header-only; one include per test program, as toy_jobs.h. */
 #ifndef VL_TEST_CONTEXT_CHECKS_H
@@ -115,33 +115,11 @@ static inline void make_boxes(vl_aabb* boxes, uint32_t n, uint64_t seed, float e
         }
 }
 
-/* The counting hooks behind a mutex: tasks allocate from the job system's threads. */
-static pthread_mutex_t g_hooks_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static inline void* locked_alloc(size_t size, size_t alignment, void* user) {
-    pthread_mutex_lock(&g_hooks_lock);
-    void* p = test_alloc_fn(size, alignment, user);
-    pthread_mutex_unlock(&g_hooks_lock);
-    return p;
-}
-
-static inline void locked_free(void* ptr, size_t size, size_t alignment, void* user) {
-    pthread_mutex_lock(&g_hooks_lock);
-    test_free_fn(ptr, size, alignment, user);
-    pthread_mutex_unlock(&g_hooks_lock);
-}
-
-/* Starts counting into h through the locked hooks. */
-static inline void locked_hooks_begin(test_alloc_hooks* h) {
-    test_alloc_begin(h);
-    vl_allocator locked = {locked_alloc, locked_free, h};
-    vl_set_allocator(&locked);
-}
-
+/* The allocations counted so far (test_alloc.h keeps the counts under its lock). */
 static inline long allocs_so_far(const test_alloc_hooks* h) {
-    pthread_mutex_lock(&g_hooks_lock);
+    pthread_mutex_lock(&test_alloc_lock);
     long n = h->allocs;
-    pthread_mutex_unlock(&g_hooks_lock);
+    pthread_mutex_unlock(&test_alloc_lock);
     return n;
 }
 
@@ -149,12 +127,12 @@ static inline long allocs_so_far(const test_alloc_hooks* h) {
 typedef void context_calls(vl_context* ctx, vl_pair_buffer* out, void* arg);
 
 /* Runs calls three rounds on a 3-worker context over the toy threads and over the default pool,
- * behind the locked counting hooks: nothing allocated after the first round (which must allocate
+ * behind the counting hooks: nothing allocated after the first round (which must allocate
  * when first_grows: the context's scratch), everything returned at the end. */
 static inline void check_allocates_once(const char* what, context_calls* calls, void* arg, int first_grows) {
     for (int sys = 0; sys < 2; sys++) {
         test_alloc_hooks h;
-        locked_hooks_begin(&h);
+        test_alloc_begin(&h);
         toy_system toy;
         vl_thread_pool* pool;
         vl_context* ctx = make_context(sys == 0 ? SYS_TOY : SYS_POOL, 3, &toy, &pool);

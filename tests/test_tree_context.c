@@ -56,7 +56,7 @@ static void check_build_out_of_memory(const scene_mesh* m) {
     int built = 0;
     for (long budget = 0; budget < 256 && !built; budget++) {
         test_alloc_hooks h;
-        locked_hooks_begin(&h);
+        test_alloc_begin(&h);
         toy_system toy;
         vl_thread_pool* pool;
         vl_context* ctx = make_context(SYS_TOY, 3, &toy, &pool);
@@ -74,9 +74,9 @@ static void check_build_out_of_memory(const scene_mesh* m) {
         vl_bvh_destroy(out);
         vl_context_destroy(ctx);
         test_alloc_end(&h);
-        pthread_mutex_lock(&g_hooks_lock); /* the toy's threads are joined; the lock orders their counts */
+        pthread_mutex_lock(&test_alloc_lock); /* the toy's threads are joined; the lock orders their counts */
         size_t leaked = h.bytes;
-        pthread_mutex_unlock(&g_hooks_lock);
+        pthread_mutex_unlock(&test_alloc_lock);
         CHECK(leaked == 0, "budget %ld: %zu bytes leaked", budget, leaked);
     }
     CHECK(built, "the build never succeeded");
