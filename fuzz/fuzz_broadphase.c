@@ -213,11 +213,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     test_alloc_begin(&g_hooks);
     size_t before = vl_get_bytes_in_use();
     static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
-                                               VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID};
+                                               VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_STATIC_TREE};
     for (int pass = 0; pass < 2; pass++) {
         g_offset = pass ? fuzz_far_offset(data, size) : 0.0f;
         fuzz_input in = {data, size, 1};
-        run(&in, kinds[size ? data[0] % 5 : 0]);
+        run(&in, kinds[size ? data[0] % 6 : 0]);
     }
     FUZZ_CHECK(vl_get_bytes_in_use() == before && g_hooks.bytes == 0, "leaked %zu bytes", vl_get_bytes_in_use() - before);
     test_alloc_end(&g_hooks);

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "broadphase/box_pruning/box_pruning.h"
-#include "compiler.h"
-#include "core/radix.h"
 
 
 static vl_status pbp_create(vl_broadphase* bp) {
@@ -22,8 +20,7 @@ static void pbp_destroy(vl_broadphase* bp) {
     vl_pair_buffer_free(&p->next);
     VL_ARRAY_FREE(p->dyn, p->dyn_cap);
     VL_ARRAY_FREE(p->stat, p->stat_cap);
-    VL_ARRAY_FREE(p->keys, p->keys_cap);
-    VL_ARRAY_FREE(p->tmp, p->tmp_cap);
+    vl_bp_pair_sort_free(&p->sort);
     vl_prune_set_free(&p->set_dyn);
     vl_prune_set_free(&p->set_stat);
     vl_prune_scratch_free(&p->scratch);
@@ -104,24 +101,6 @@ void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o) {
     p->mover_count = 0;
 }
 
-vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf, uint32_t slots) {
-    uint32_t n = buf->count;
-    vl_status s = VL_ARRAY_RESERVE(p->keys, p->keys_cap, 0, n ? n : 1);
-    if (s == VL_OK) s = VL_ARRAY_RESERVE(p->tmp, p->tmp_cap, 0, n ? n : 1);
-    if (s != VL_OK) return s;
-    /* key a << w | b in the top 2w bits, w = the bits of the highest slot: fewer digits to sort */
-    unsigned w = slots > 1 ? 32u - vl_clz32(slots - 1) : 1u, lo = 64u - 2 * w;
-    uint64_t low = (1ull << w) - 1;
-    vl_pair* pairs = buf->pairs;
-    for (uint32_t i = 0; i < n; i++) p->keys[i] = ((uint64_t)pairs[i].a << w | pairs[i].b) << lo;
-    vl_radix_sort_u64(p->keys, p->tmp, n, lo);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t k = p->keys[i] >> lo;
-        pairs[i] = (vl_pair){(uint32_t)(k >> w), (uint32_t)(k & low)};
-    }
-    return VL_OK;
-}
-
 /* All current pairs into p->next, as (low, high), sorted. */
 static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_context* ctx) {
     vl_status s = VL_ARRAY_RESERVE(p->dyn, p->dyn_cap, 0, o->slot_count + 1ull);
@@ -141,7 +120,7 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_conte
     s = vl_pbp_set_build(ctx, &p->set_dyn, &p->scratch, o->boxes, p->dyn, nd, axis);
     if (s == VL_OK && ns) s = vl_pbp_set_build(ctx, &p->set_stat, &p->scratch, o->boxes, p->stat, ns, axis);
     if (s == VL_OK) s = vl_pbp_sweep_full(ctx, &p->set_dyn, ns ? &p->set_stat : NULL, &p->next);
-    return s == VL_OK ? vl_pbp_sort_pairs(p, &p->next, o->slot_count) : s;
+    return s == VL_OK ? vl_bp_pair_sort_run(&p->sort, &p->next, o->slot_count) : s;
 }
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
@@ -155,24 +134,8 @@ static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_
     if ((uint64_t)p->mover_count * VL_PBP_INC_RATIO <= o->alive)
         return vl_pbp_commit_incremental(p, o, ctx, created, deleted);
     vl_status s = pbp_find_pairs(p, o, ctx);
-    if (s == VL_OK && created) s = vl_pair_buffer_reserve(created, created->count + p->next.count);
-    if (s == VL_OK && deleted) s = vl_pair_buffer_reserve(deleted, deleted->count + p->cur.count);
+    if (s == VL_OK) s = vl_bp_pairs_diff(&p->cur, &p->next, created, deleted);
     if (s != VL_OK) return s;
-    /* both lists sorted: one merge walk gives the differences */
-    const vl_pair *old = p->cur.pairs, *now = p->next.pairs;
-    uint32_t i = 0, j = 0, no = p->cur.count, nn = p->next.count;
-    while (i < no || j < nn) {
-        uint64_t ko = i < no ? pair_key(old[i]) : UINT64_MAX, kn = j < nn ? pair_key(now[j]) : UINT64_MAX;
-        if (ko == kn) {
-            i++, j++;
-        } else if (ko < kn) {
-            if (deleted) deleted->pairs[deleted->count++] = old[i];
-            i++;
-        } else {
-            if (created) created->pairs[created->count++] = now[j];
-            j++;
-        }
-    }
     vl_pair_buffer t = p->cur;
     p->cur = p->next;
     p->next = t;

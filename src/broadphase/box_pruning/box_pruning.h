@@ -7,13 +7,13 @@
 
 #include "box_prune/box_prune.h"
 #include "broadphase/broadphase.h"
+#include "broadphase/sorted_pairs.h"
 
 typedef struct vl_prune_bp {
     vl_pair_buffer cur, next; /* sorted by (a, b) */
     uint32_t *dyn, *stat;
     uint32_t dyn_cap, stat_cap;
-    uint64_t *keys, *tmp;
-    uint32_t keys_cap, tmp_cap;
+    vl_bp_pair_sort sort;
     vl_prune_set set_dyn, set_stat;
     vl_prune_scratch scratch;
     /* incremental commits */
@@ -35,9 +35,6 @@ typedef struct vl_prune_bp {
 
 /* cls bit (besides VL_PRUNE_MOVED and VL_PRUNE_STATIC): the slot is listed in `stale`. */
 #define VL_PBP_STALE 4u
-
-/* Sorts the pairs of buf by (a, b); each pair is (low, high), both ids below `slots`. */
-vl_status vl_pbp_sort_pairs(vl_prune_bp* p, vl_pair_buffer* buf, uint32_t slots);
 
 /* Clears the movers after a successful commit. */
 void vl_pbp_clear_movers(vl_prune_bp* p, const vl_bp_objects* o);

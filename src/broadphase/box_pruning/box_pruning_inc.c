@@ -86,7 +86,7 @@ vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_c
     vl_status s = inc_sets(p, o, &sorted);
     p->found.count = 0;
     if (s == VL_OK) s = vl_pbp_sweep_movers(ctx, &p->set_m, sorted, p->cls, &p->found);
-    if (s == VL_OK) s = vl_pbp_sort_pairs(p, &p->found, o->slot_count);
+    if (s == VL_OK) s = vl_bp_pair_sort_run(&p->sort, &p->found, o->slot_count);
     uint32_t no = p->cur.count, nn = p->found.count;
     uint64_t most = (uint64_t)no + nn + (created ? created->count : 0) + (deleted ? deleted->count : 0);
     if (s == VL_OK && most > UINT32_MAX) s = VL_ERR_OUT_OF_MEMORY; /* no buffer holds them */
