@@ -199,8 +199,8 @@ struct VolleyMultiSap : VolleyEngine {
 struct VolleyGrid : VolleyEngine {
     explicit VolleyGrid(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_GRID, ctx) {}
 };
-struct VolleyStaticTree : VolleyEngine {
-    explicit VolleyStaticTree(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_STATIC_TREE, ctx) {}
+struct VolleyTree : VolleyEngine {
+    explicit VolleyTree(vl_context* ctx = nullptr) : VolleyEngine(VL_BROADPHASE_TREE, ctx) {}
 };
 
 #ifdef VOLLEY_BENCH_BULLET
@@ -629,7 +629,7 @@ BENCHMARK_TEMPLATE(BM_SapFrame, VolleySap)->DenseRange(0, 3)->Unit(benchmark::kM
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyBoxPruning)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyMultiSap)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrame, VolleyGrid)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_SapFrame, VolleyStaticTree)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrame, VolleyTree)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 // The all-moving scene (full prune) and the 100k one (incremental), 1 and 2 workers.
 BENCHMARK_TEMPLATE(BM_SapFrameParallel, VolleyBoxPruning)
     ->ArgsProduct({{1, 3}, {1, 2}})
@@ -639,7 +639,7 @@ BENCHMARK_TEMPLATE(BM_SapFrameParallel, VolleyBoxPruning)
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleySap)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyMultiSap)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyGrid)->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyStaticTree)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_SapFrameGround, VolleyTree)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SapFrameMultiSapPool)->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SapSleepingFrame)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_SapInsert, VolleySap)->Arg(16384)->Arg(65536)->Arg(100000)->Unit(benchmark::kMillisecond);
@@ -659,13 +659,13 @@ BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleySap)->DenseRange(0, 1)->Unit(bench
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyBoxPruning)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyMultiSap)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyGrid)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyStaticTree)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldFrame, VolleyTree)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyStaticSap)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleySap)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyBoxPruning)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyMultiSap)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyGrid)->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyStaticTree)->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_StaticWorldInsert, VolleyTree)->Unit(benchmark::kMillisecond);
 #ifdef VOLLEY_BENCH_BULLET
 BENCHMARK_TEMPLATE(BM_StaticWorldFrame, BulletDbvt)->DenseRange(0, 1)->Unit(benchmark::kMicrosecond);
 // Building this world takes Bullet's SAP minutes (one-by-one insertion): the bobbing movers only.

@@ -213,7 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     test_alloc_begin(&g_hooks);
     size_t before = vl_get_bytes_in_use();
     static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
-                                               VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_STATIC_TREE};
+                                               VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_TREE};
     for (int pass = 0; pass < 2; pass++) {
         g_offset = pass ? fuzz_far_offset(data, size) : 0.0f;
         fuzz_input in = {data, size, 1};

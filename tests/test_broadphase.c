@@ -10,8 +10,8 @@
 #include "test_util.h"
 
 static const vl_broadphase_kind kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
-                                           VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_STATIC_TREE};
-static const char* const kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid", "static_tree"};
+                                           VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_TREE};
+static const char* const kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid", "tree"};
 #define KIND_COUNT 6
 
 /* The desc's cell_size for the two grid kinds (0: chosen from the boxes). */

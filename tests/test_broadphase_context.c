@@ -9,8 +9,8 @@
 #include "toy_jobs.h"
 
 static const vl_broadphase_kind k_kinds[] = {VL_BROADPHASE_SAP, VL_BROADPHASE_BOX_PRUNING, VL_BROADPHASE_STATIC_SAP,
-                                             VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_STATIC_TREE};
-static const char* const k_kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid", "static_tree"};
+                                             VL_BROADPHASE_MULTI_SAP, VL_BROADPHASE_GRID, VL_BROADPHASE_TREE};
+static const char* const k_kind_names[] = {"sap", "box_pruning", "static_sap", "multi_sap", "grid", "tree"};
 #define KIND_COUNT (sizeof k_kinds / sizeof k_kinds[0])
 
 static vl_aabb random_box(test_rng* r, float extent, float size) {

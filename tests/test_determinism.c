@@ -179,7 +179,7 @@ static const expect k_expected[] = {
     {"broadphase static sap", 0xe6aed0f2b97a00b2ull},
     {"broadphase multi sap", 0xe6aed0f2b97a00b2ull},
     {"broadphase grid", 0xe6aed0f2b97a00b2ull},
-    {"broadphase static tree", 0xe6aed0f2b97a00b2ull},
+    {"broadphase tree", 0xe6aed0f2b97a00b2ull},
 };
 #define EXPECTED (sizeof k_expected / sizeof k_expected[0])
 
@@ -349,7 +349,7 @@ int main(void) {
     digest_broadphase(VL_BROADPHASE_STATIC_SAP, "broadphase static sap");
     digest_broadphase(VL_BROADPHASE_MULTI_SAP, "broadphase multi sap");
     digest_broadphase(VL_BROADPHASE_GRID, "broadphase grid");
-    digest_broadphase(VL_BROADPHASE_STATIC_TREE, "broadphase static tree");
+    digest_broadphase(VL_BROADPHASE_TREE, "broadphase tree");
 
     vl_context_destroy(ctx);
     vl_thread_pool_destroy(pool);

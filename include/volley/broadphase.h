@@ -110,13 +110,15 @@ typedef enum vl_broadphase_kind {
     /* Hashed uniform 3D grid, cell size from the boxes: each commit re-pairs the objects that moved
      * against the members of their cells. The simple baseline. docs/design/multi-sap.md. */
     VL_BROADPHASE_GRID = 4,
-    /* For a large static world and dynamic objects that move every frame (Jolt's split of static
-     * and moving trees): the statics in a 4-wide tree that only the dynamic objects query, each
-     * through a fat box whose candidates it keeps while its box stays inside; the dynamic objects
-     * pruned among themselves at each commit, so a commit costs in proportion to the dynamic
-     * objects, not the statics. Statics come and go best in batches: the tree is built again once
-     * those added or moved since it pass a sixteenth of it. docs/design/static-tree.md. */
-    VL_BROADPHASE_STATIC_TREE = 5
+    /* Resting objects in a tree, moving ones pruned among themselves (Jolt's split of its
+     * broadphase into a tree of what rests and what moves): the objects that did not move at the
+     * last commit, statics or not, live in a 4-wide tree that only the moving objects query, each
+     * through a fat box whose candidates it keeps while its box stays inside. A commit costs in
+     * proportion to the objects that move, not to those that rest: for a large static world, or
+     * any world where a small share moves. Objects that come to rest join the tree when it is
+     * built again, once they and those that left it pass a sixteenth of it.
+     * docs/design/broadphase-tree.md. */
+    VL_BROADPHASE_TREE = 5
 } vl_broadphase_kind;
 
 /* Desc flags. */
@@ -214,7 +216,7 @@ VL_API vl_status vl_broadphase_remove(vl_broadphase* bp, const uint32_t* handles
  * pairs, created and deleted lists, in the same order, for any worker count and without a
  * context: VL_BROADPHASE_BOX_PRUNING sweeps in ranges as tasks (its sort of the moved boxes, of
  * the pairs and the diff stay on the calling thread); VL_BROADPHASE_MULTI_SAP plans its movers
- * and updates its cells as tasks; VL_BROADPHASE_STATIC_TREE builds its tree and runs its tree
+ * and updates its cells as tasks; VL_BROADPHASE_TREE builds its tree and runs its tree
  * queries on the context; the other kinds commit on the calling thread.
  * Errors: VL_ERR_INVALID_ARGUMENT (bp NULL, inconsistent buffer), VL_ERR_OUT_OF_MEMORY (buffers
  * and broadphase unchanged; commit again later). */

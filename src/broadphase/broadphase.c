@@ -44,7 +44,7 @@ static const vl_broadphase_ops* ops_of_kind(vl_broadphase_kind kind) {
     case VL_BROADPHASE_STATIC_SAP: return &vl_static_sap_ops;
     case VL_BROADPHASE_MULTI_SAP: return &vl_msap_ops;
     case VL_BROADPHASE_GRID: return &vl_grid_ops;
-    case VL_BROADPHASE_STATIC_TREE: return &vl_st_ops;
+    case VL_BROADPHASE_TREE: return &vl_tbp_ops;
     }
     return NULL;
 }

@@ -78,7 +78,7 @@ extern const vl_broadphase_ops vl_prune_bp_ops;
 extern const vl_broadphase_ops vl_static_sap_ops;
 extern const vl_broadphase_ops vl_msap_ops;
 extern const vl_broadphase_ops vl_grid_ops;
-extern const vl_broadphase_ops vl_st_ops;
+extern const vl_broadphase_ops vl_tbp_ops;
 
 /* True when the pair (a, b) may be reported: not both static. */
 static inline int vl_bp_may_pair(const vl_bp_objects* o, uint32_t a, uint32_t b) {

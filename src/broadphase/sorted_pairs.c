@@ -57,3 +57,36 @@ vl_status vl_bp_pairs_diff(const vl_pair_buffer* old, const vl_pair_buffer* now,
     }
     return VL_OK;
 }
+
+vl_status vl_bp_pairs_merge_moved(const vl_pair_buffer* old, const vl_pair_buffer* found, const uint8_t* cls,
+                                  uint8_t moved, vl_pair_buffer* next, vl_pair_buffer* created,
+                                  vl_pair_buffer* deleted) {
+    uint32_t no = old->count, nn = found->count;
+    uint64_t most = (uint64_t)no + nn + (created ? created->count : 0) + (deleted ? deleted->count : 0);
+    if (most > UINT32_MAX) return VL_ERR_OUT_OF_MEMORY; /* no buffer holds them */
+    vl_status s = vl_pair_buffer_reserve(next, no + nn);
+    if (s == VL_OK && created) s = vl_pair_buffer_reserve(created, created->count + nn);
+    if (s == VL_OK && deleted) s = vl_pair_buffer_reserve(deleted, deleted->count + no);
+    if (s != VL_OK) return s;
+    const vl_pair *a = old->pairs, *b = found->pairs;
+    vl_pair* out = next->pairs;
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < no || j < nn) {
+        uint64_t ka = i < no ? pair_key(a[i]) : UINT64_MAX, kb = j < nn ? pair_key(b[j]) : UINT64_MAX;
+        if (ka < kb) {
+            vl_pair q = a[i++];
+            if (!((cls[q.a] | cls[q.b]) & moved))
+                out[k++] = q;
+            else if (deleted)
+                deleted->pairs[deleted->count++] = q;
+        } else {
+            if (ka == kb)
+                i++;
+            else if (created)
+                created->pairs[created->count++] = b[j];
+            out[k++] = b[j++];
+        }
+    }
+    next->count = k;
+    return VL_OK;
+}

@@ -20,4 +20,13 @@ void vl_bp_pair_sort_free(vl_bp_pair_sort* sort);
 vl_status vl_bp_pairs_diff(const vl_pair_buffer* old, const vl_pair_buffer* now, vl_pair_buffer* created,
                            vl_pair_buffer* deleted);
 
+/* next = the pairs of `old` with neither end marked `moved` in cls, merged with `found` (every
+ * pair with a moved end, as the commit found them); both sorted by (a, b), so next is too. The
+ * pairs of `old` with a moved end missing from `found` are appended to deleted, those of `found`
+ * missing from `old` to created (either may be NULL). On failure (out of memory) next, created and
+ * deleted hold what they held. */
+vl_status vl_bp_pairs_merge_moved(const vl_pair_buffer* old, const vl_pair_buffer* found, const uint8_t* cls,
+                                  uint8_t moved, vl_pair_buffer* next, vl_pair_buffer* created,
+                                  vl_pair_buffer* deleted);
+
 #endif

@@ -19,7 +19,7 @@ const tool_broadphase_kind tool_broadphase_kinds[] = {
     {"static_sap", VL_BROADPHASE_STATIC_SAP},
     {"multi_sap", VL_BROADPHASE_MULTI_SAP},
     {"grid", VL_BROADPHASE_GRID},
-    {"static_tree", VL_BROADPHASE_STATIC_TREE},
+    {"tree", VL_BROADPHASE_TREE},
 };
 const uint32_t tool_broadphase_kind_count = sizeof tool_broadphase_kinds / sizeof tool_broadphase_kinds[0];
 

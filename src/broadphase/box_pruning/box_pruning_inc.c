@@ -9,8 +9,6 @@
 #include "box_prune/axis_stats.h"
 #include "broadphase/box_pruning/box_pruning.h"
 
-static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
-
 /* Whether every slot with a stale entry in all[0] is an alive mover: all[0] then serves as it is,
  * since the movers' entries are never read (dropped as candidates, skipped as queries). */
 static int inc_stale_moving(const vl_prune_bp* p, const vl_bp_objects* o) {
@@ -87,36 +85,10 @@ vl_status vl_pbp_commit_incremental(vl_prune_bp* p, const vl_bp_objects* o, vl_c
     p->found.count = 0;
     if (s == VL_OK) s = vl_pbp_sweep_movers(ctx, &p->set_m, sorted, p->cls, &p->found);
     if (s == VL_OK) s = vl_bp_pair_sort_run(&p->sort, &p->found, o->slot_count);
-    uint32_t no = p->cur.count, nn = p->found.count;
-    uint64_t most = (uint64_t)no + nn + (created ? created->count : 0) + (deleted ? deleted->count : 0);
-    if (s == VL_OK && most > UINT32_MAX) s = VL_ERR_OUT_OF_MEMORY; /* no buffer holds them */
-    if (s == VL_OK) s = vl_pair_buffer_reserve(&p->next, no + nn);
-    if (s == VL_OK && created) s = vl_pair_buffer_reserve(created, created->count + nn);
-    if (s == VL_OK && deleted) s = vl_pair_buffer_reserve(deleted, deleted->count + no);
-    if (s != VL_OK) return s;
     /* found holds every pair with a moved end: a current pair with a moved end that is not found
      * is deleted, one without is kept */
-    const vl_pair *old = p->cur.pairs, *now = p->found.pairs;
-    vl_pair* next = p->next.pairs;
-    const uint8_t* cls = p->cls;
-    uint32_t i = 0, j = 0, k = 0;
-    while (i < no || j < nn) {
-        uint64_t ko = i < no ? pair_key(old[i]) : UINT64_MAX, kn = j < nn ? pair_key(now[j]) : UINT64_MAX;
-        if (ko < kn) {
-            vl_pair q = old[i++];
-            if (!((cls[q.a] | cls[q.b]) & VL_PRUNE_MOVED))
-                next[k++] = q;
-            else if (deleted)
-                deleted->pairs[deleted->count++] = q;
-        } else {
-            if (ko == kn)
-                i++;
-            else if (created)
-                created->pairs[created->count++] = now[j];
-            next[k++] = now[j++];
-        }
-    }
-    p->next.count = k;
+    if (s == VL_OK) s = vl_bp_pairs_merge_moved(&p->cur, &p->found, p->cls, VL_PRUNE_MOVED, &p->next, created, deleted);
+    if (s != VL_OK) return s;
     vl_pair_buffer t = p->cur;
     p->cur = p->next;
     p->next = t;
