@@ -238,7 +238,7 @@ static const vl_pair* tb_pairs(const vl_broadphase* bp, uint32_t* count) {
 }
 
 /* Trees of up to this many objects have each candidate set checked against all of them. */
-#define VL_TB_VALIDATE_ALL 4096u
+#define VL_TB_VALIDATE_ALL 1024u
 
 static int box_inside(const vl_aabb* in, const vl_aabb* out) {
     for (int a = 0; a < 3; a++)
