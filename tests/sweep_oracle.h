@@ -137,10 +137,11 @@ static inline int so_same_answer(vl_hit a, vl_hit b) {
 typedef void (*so_mesh_check)(const scene_mesh* m, uint32_t n, float size, uint64_t seed, uint32_t leaf, const char* name);
 
 /* check on the mesh where it is, then moved by each far offset with a sixth of the sweeps (at
- * least `least`). */
+ * least `least`, scaled as the flavour scales its cases, and 2). */
 static inline void so_check_offsets(const scene_mesh* m, uint32_t n, uint32_t least, float size, uint64_t seed,
                                     uint32_t leaf, const char* name, so_mesh_check check) {
     check(m, n, size, seed, leaf, name);
+    least = test_scaled(least) > 2 ? test_scaled(least) : 2; /* the reduced flavours' share, as n */
     for (uint32_t k = 1; k < SCENE_OFFSET_COUNT; k++) {
         scene_mesh moved;
         char what[96];

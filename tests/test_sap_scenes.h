@@ -117,6 +117,32 @@ static inline vl_aabb scene_step(test_rng* r, int scene, vl_aabb b) {
     return b;
 }
 
+/* One stable counting sort of n pairs from src to dst by a (by_a) or b. */
+static inline void pairs_count_sort(vl_pair* dst, const vl_pair* src, uint32_t n, int by_a, uint32_t* start,
+                                    uint32_t top) {
+    memset(start, 0, ((size_t)top + 2) * sizeof *start);
+    for (uint32_t i = 0; i < n; i++) start[(by_a ? src[i].a : src[i].b) + 1]++;
+    for (uint32_t v = 0; v <= top; v++) start[v + 1] += start[v];
+    for (uint32_t i = 0; i < n; i++) dst[start[by_a ? src[i].a : src[i].b]++] = src[i];
+}
+
+/* Sorts pairs by (a, b): counting sorts by b, then (stable) by a. */
+static inline void pairs_sort(vl_pair* pairs, uint32_t n) {
+    if (n < 2) return;
+    uint32_t top = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        top = pairs[i].a > top ? pairs[i].a : top;
+        top = pairs[i].b > top ? pairs[i].b : top;
+    }
+    uint32_t* start = malloc(((size_t)top + 2) * sizeof *start);
+    vl_pair* tmp = malloc((size_t)n * sizeof *tmp);
+    if (!start || !tmp) abort();
+    pairs_count_sort(tmp, pairs, n, 0, start, top);
+    pairs_count_sort(pairs, tmp, n, 1, start, top);
+    free(tmp);
+    free(start);
+}
+
 /* Sorts pairs after putting each low-high. */
 static inline void pairs_normalize(vl_pair* pairs, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
@@ -125,7 +151,7 @@ static inline void pairs_normalize(vl_pair* pairs, uint32_t n) {
             pairs[i].a = pairs[i].b;
             pairs[i].b = t;
         }
-    if (n > 1) qsort(pairs, n, sizeof *pairs, test_pair_cmp);
+    pairs_sort(pairs, n);
 }
 
 /* A plain growable array of pairs for the oracle (malloc, not volley's hooks). */
@@ -166,18 +192,34 @@ static inline void pair_list_minus(pair_list* out, const pair_list* a, const pai
 }
 
 /* Brute force: every overlapping pair (i, j), i < j, of boxes[0, n) with live[i] && live[j] (live NULL:
- * all), not both static (stat NULL: none); sorted. */
+ * all), not both static (stat NULL: none); sorted. The boxes in order of min x (qsort), each tested
+ * against those after it whose min x is within its max x: every pair overlapping on x, and only
+ * those, meets there once. */
+static const vl_aabb* g_brute_boxes;
+static inline int brute_cmp(const void* pa, const void* pb) {
+    float a = g_brute_boxes[*(const uint32_t*)pa].min[0], b = g_brute_boxes[*(const uint32_t*)pb].min[0];
+    return a < b ? -1 : a > b;
+}
 static inline void brute_pairs(pair_list* out, const vl_aabb* boxes, const uint8_t* live, const uint8_t* stat,
                                uint32_t n) {
     out->n = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (live && !live[i]) continue;
-        for (uint32_t j = i + 1; j < n; j++) {
-            if (live && !live[j]) continue;
+    uint32_t* order = malloc(((size_t)n + 1) * sizeof *order);
+    if (!order) abort();
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!live || live[i]) order[m++] = i;
+    g_brute_boxes = boxes;
+    qsort(order, m, sizeof *order, brute_cmp);
+    for (uint32_t x = 0; x < m; x++) {
+        uint32_t i = order[x];
+        for (uint32_t y = x + 1; y < m && boxes[order[y]].min[0] <= boxes[i].max[0]; y++) {
+            uint32_t j = order[y];
             if (stat && stat[i] && stat[j]) continue;
-            if (test_box_overlap(&boxes[i], &boxes[j])) pair_list_push(out, i, j);
+            if (test_box_overlap(&boxes[i], &boxes[j])) pair_list_push(out, i < j ? i : j, i < j ? j : i);
         }
     }
+    free(order);
+    pairs_sort(out->p, out->n);
 }
 
 /* Terdiman's box sets: MSVC rand() after srand(42); centre x, y, z then half-extents x, y, z. */
