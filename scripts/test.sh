@@ -293,12 +293,11 @@ run_profile() {
 # The longest brute-force programs (tests/CMakeLists.txt, and the fuzz replays with a brute force
 # in double: fuzz/CMakeLists.txt) run at a share of their flavour's scale in every flavour but
 # native, which runs them at full size: what keeps the whole suite under 30 minutes on 2 cores.
-# `CI=true bash .ci/run` on a fresh clone, idle 2-core Xeon, 2026-11-29: native 2m32s, sse41
-# 0m55s, asan 3m57s, tsan 6m24s, portable 1m31s, aarch64 6m41s (test_sweeps_capsules 115 s,
-# test_sweeps 104 s), fuzz 2m18s + libFuzzer 1m31s, install 0m35s, profile 0m23s, coverage
-# 2m00s: 28m47s with every build; 30m05s on the next run (aarch64 7m04s, tsan 6m43s). Without
-# the capsule and closest programs in the heavy share and 20 s a libFuzzer target, 33m29s
-# (aarch64 8m17s).
+# `CI=true bash .ci/run` on a fresh clone, idle 2-core Xeon, 2026-11-29, six broadphase kinds:
+# native 2m23s, sse41 1m02s, asan 3m46s, tsan 6m50s, portable 1m43s, aarch64 6m35s, fuzz 2m31s +
+# libFuzzer 1m32s, install 0m42s, profile 0m28s, coverage 1m59s: 29m32s with every build. Before
+# the broadphase oracle swept instead of testing every pair, and before the sweep programs' far
+# copies of a mesh took the flavour's share, 33m58s (test_broadphase 156 s natively).
 heavy="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}"
 heavy_slow="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.2}" # asan (unoptimised), aarch64 (qemu)
 heavy_tsan="-DVOLLEY_TEST_HEAVY_SCALE=${VOLLEY_TEST_HEAVY_SCALE:-0.3}" # tsan, already at 0.1
