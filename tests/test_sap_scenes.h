@@ -195,25 +195,27 @@ static inline void pair_list_minus(pair_list* out, const pair_list* a, const pai
  * all), not both static (stat NULL: none); sorted. The boxes in order of min x (qsort), each tested
  * against those after it whose min x is within its max x: every pair overlapping on x, and only
  * those, meets there once. */
-static const vl_aabb* g_brute_boxes;
+typedef struct brute_entry {
+    float min_x;
+    uint32_t i;
+} brute_entry;
 static inline int brute_cmp(const void* pa, const void* pb) {
-    float a = g_brute_boxes[*(const uint32_t*)pa].min[0], b = g_brute_boxes[*(const uint32_t*)pb].min[0];
+    float a = ((const brute_entry*)pa)->min_x, b = ((const brute_entry*)pb)->min_x;
     return a < b ? -1 : a > b;
 }
 static inline void brute_pairs(pair_list* out, const vl_aabb* boxes, const uint8_t* live, const uint8_t* stat,
                                uint32_t n) {
     out->n = 0;
-    uint32_t* order = malloc(((size_t)n + 1) * sizeof *order);
+    brute_entry* order = malloc(((size_t)n + 1) * sizeof *order);
     if (!order) abort();
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (!live || live[i]) order[m++] = i;
-    g_brute_boxes = boxes;
+        if (!live || live[i]) order[m++] = (brute_entry){boxes[i].min[0], i};
     qsort(order, m, sizeof *order, brute_cmp);
     for (uint32_t x = 0; x < m; x++) {
-        uint32_t i = order[x];
-        for (uint32_t y = x + 1; y < m && boxes[order[y]].min[0] <= boxes[i].max[0]; y++) {
-            uint32_t j = order[y];
+        uint32_t i = order[x].i;
+        for (uint32_t y = x + 1; y < m && order[y].min_x <= boxes[i].max[0]; y++) {
+            uint32_t j = order[y].i;
             if (stat && stat[i] && stat[j]) continue;
             if (test_box_overlap(&boxes[i], &boxes[j])) pair_list_push(out, i < j ? i : j, i < j ? j : i);
         }

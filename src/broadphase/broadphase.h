@@ -90,4 +90,10 @@ static inline int vl_aabb_overlap(const vl_aabb* a, const vl_aabb* b) {
            a->min[2] <= b->max[2] && b->min[2] <= a->max[2];
 }
 
+/* True when box `in` lies within `out` (closed). */
+static inline int vl_aabb_inside(const vl_aabb* in, const vl_aabb* out) {
+    return in->min[0] >= out->min[0] && in->min[1] >= out->min[1] && in->min[2] >= out->min[2] &&
+           in->max[0] <= out->max[0] && in->max[1] <= out->max[1] && in->max[2] <= out->max[2];
+}
+
 #endif

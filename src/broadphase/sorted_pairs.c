@@ -31,6 +31,13 @@ void vl_bp_pair_sort_free(vl_bp_pair_sort* sort) {
 
 static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
 
+int vl_bp_pairs_sorted(const vl_pair_buffer* pairs) {
+    const vl_pair* p = pairs->pairs;
+    for (uint32_t i = 0; i < pairs->count; i++)
+        if (p[i].a >= p[i].b || (i && pair_key(p[i - 1]) >= pair_key(p[i]))) return 0;
+    return 1;
+}
+
 vl_status vl_bp_pairs_diff(const vl_pair_buffer* old, const vl_pair_buffer* now, vl_pair_buffer* created,
                            vl_pair_buffer* deleted) {
     uint32_t no = old->count, nn = now->count;

@@ -14,6 +14,9 @@ typedef struct vl_bp_pair_sort {
 vl_status vl_bp_pair_sort_run(vl_bp_pair_sort* sort, vl_pair_buffer* buf, uint32_t slots);
 void vl_bp_pair_sort_free(vl_bp_pair_sort* sort);
 
+/* True when every pair is (low, high) and the pairs strictly ascend by (a, b): sorted, unique. */
+int vl_bp_pairs_sorted(const vl_pair_buffer* pairs);
+
 /* Appends the pairs of `now` missing from `old` to created and those of `old` missing from `now`
  * to deleted (either may be NULL), both sets sorted by (a, b). On failure (out of memory) the
  * lists are as they were. */

@@ -123,8 +123,6 @@ static vl_status pbp_find_pairs(vl_prune_bp* p, const vl_bp_objects* o, vl_conte
     return s == VL_OK ? vl_bp_pair_sort_run(&p->sort, &p->next, o->slot_count) : s;
 }
 
-static inline uint64_t pair_key(vl_pair p) { return (uint64_t)p.a << 32 | p.b; }
-
 /* The commit, its sweeps over the context's workers (none: on the calling thread). */
 static vl_status pbp_commit(vl_broadphase* bp, vl_pair_buffer* created, vl_pair_buffer* deleted) {
     vl_context* ctx = bp->desc.context;
@@ -153,11 +151,7 @@ static const vl_pair* pbp_pairs(const vl_broadphase* bp, uint32_t* count) {
 
 static vl_status pbp_validate(const vl_broadphase* bp) {
     const vl_prune_bp* p = bp->impl;
-    for (uint32_t i = 0; i < p->cur.count; i++) {
-        vl_pair q = p->cur.pairs[i];
-        if (q.a >= q.b || (i && pair_key(p->cur.pairs[i - 1]) >= pair_key(q))) return VL_ERR_INVALID_ARGUMENT;
-    }
-    return VL_OK;
+    return vl_bp_pairs_sorted(&p->cur) ? VL_OK : VL_ERR_INVALID_ARGUMENT;
 }
 
 const vl_broadphase_ops vl_prune_bp_ops = {

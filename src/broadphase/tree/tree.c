@@ -203,7 +203,7 @@ static void tb_finish(vl_tbp* t, const vl_bp_objects* o, vl_context* ctx) {
             tb_push_extra(t, h);
             continue;
         }
-        t->awake[n] = t->awake[i];
+        if (n != i) t->awake[n] = t->awake[i];
         t->awake[n].last = o->boxes[h];
         t->awake_at[h] = n++;
     }
@@ -240,17 +240,11 @@ static const vl_pair* tb_pairs(const vl_broadphase* bp, uint32_t* count) {
 /* Trees of up to this many objects have each candidate set checked against all of them. */
 #define VL_TB_VALIDATE_ALL 1024u
 
-static int box_inside(const vl_aabb* in, const vl_aabb* out) {
-    for (int a = 0; a < 3; a++)
-        if (!(in->min[a] >= out->min[a] && in->max[a] <= out->max[a])) return 0;
-    return 1;
-}
-
 /* A current candidate set: the fat box holds the box of the last commit; every candidate still in
  * the tree carries its box and overlaps the fat box, and on small trees they are all of the tree's
  * objects that do. */
 static int tb_set_valid(const vl_tbp* t, const vl_bp_objects* o, const vl_tb_awake* d) {
-    if (!box_inside(&d->last, &d->fat) || d->first + (uint64_t)d->count > t->cand_count) return 0;
+    if (!vl_aabb_inside(&d->last, &d->fat) || d->first + (uint64_t)d->count > t->cand_count) return 0;
     uint32_t in_tree = 0;
     for (uint32_t k = 0; k < d->count; k++) {
         const vl_tb_cand* c = &t->cand[d->first + k];
@@ -267,16 +261,12 @@ static int tb_set_valid(const vl_tbp* t, const vl_bp_objects* o, const vl_tb_awa
 }
 
 /* The pairs sorted and unique; every alive object moving, awake, in the tree or in extra, never
- * both of the last two; the
- * awake objects and their slots agreeing; the tree's objects alive and counted; after a commit,
- * every current candidate set (tb_set_valid). */
+ * both of the last two; the awake objects and their slots agreeing; the tree's objects alive and
+ * counted; after a commit, every current candidate set (tb_set_valid). */
 static vl_status tb_validate(const vl_broadphase* bp) {
     const vl_tbp* t = bp->impl;
     const vl_bp_objects* o = &bp->objects;
-    for (uint32_t i = 0; i < t->cur.count; i++) {
-        vl_pair q = t->cur.pairs[i], p = i ? t->cur.pairs[i - 1] : (vl_pair){0, 0};
-        if (q.a >= q.b || (i && ((uint64_t)p.a << 32 | p.b) >= ((uint64_t)q.a << 32 | q.b))) return VL_ERR_INVALID_ARGUMENT;
-    }
+    if (!vl_bp_pairs_sorted(&t->cur)) return VL_ERR_INVALID_ARGUMENT;
     const uint8_t where = VL_PRUNE_MOVED | VL_TB_AWAKE | VL_TB_IN_TREE | VL_TB_EXTRA;
     for (uint32_t h = 0; h < o->slot_count; h++) {
         if ((o->flags[h] & VL_OBJ_ALIVE) && !(t->cls[h] & where)) return VL_ERR_INVALID_ARGUMENT;

@@ -7,11 +7,6 @@
 #include "box_prune/axis_stats.h"
 #include "broadphase/tree/tree.h"
 
-static int box_inside(const vl_aabb* in, const vl_aabb* out) {
-    return in->min[0] >= out->min[0] && in->min[1] >= out->min[1] && in->min[2] >= out->min[2] &&
-           in->max[0] <= out->max[0] && in->max[1] <= out->max[1] && in->max[2] <= out->max[2];
-}
-
 /* The box grown by a margin (finite, >= 0: no bound turns NaN, infinite ones stay): the centre's
  * displacement since the last commit, up to a cap in extents, plus a share of the box's largest
  * finite extent. */
@@ -42,7 +37,7 @@ static inline uint32_t overlaps(const vl_aabb* a, const vl_aabb* b) {
 }
 
 static int cache_holds(const vl_tbp* t, const vl_tb_awake* d, const vl_aabb* box) {
-    return d->epoch == t->epoch && box_inside(box, &d->fat);
+    return d->epoch == t->epoch && vl_aabb_inside(box, &d->fat);
 }
 
 /* Which candidate sets still answer (t->holds); the fat boxes of the other moving objects queried
